@@ -1,0 +1,132 @@
+package trace
+
+import "time"
+
+// Outcome of a call, separate from its verdict.
+type Outcome string
+
+// Outcomes. Only OutcomeScored calls carry axis verdicts that count.
+const (
+	OutcomeScored       Outcome = "scored"
+	OutcomeAgentError   Outcome = "agent_error"   // agent crashed, hung, broke protocol
+	OutcomeHarnessError Outcome = "harness_error" // our fault: never a verdict; re-run
+	OutcomeExcluded     Outcome = "excluded"      // scenario meaningless without a missed trigger
+)
+
+// CallStart opens every history. The scorer reads Script, Tools and
+// Records; ScenarioID and Category are labels for reports and the gate and
+// must never change a score.
+type CallStart struct {
+	Schema     int        `json:"schema"`
+	ScenarioID string     `json:"scenario"`
+	Category   string     `json:"category,omitempty"`
+	Suite      string     `json:"suite,omitempty"`
+	Agent      string     `json:"agent,omitempty"`
+	Transport  string     `json:"transport,omitempty"`
+	Seed       int64      `json:"seed"`
+	TimeScale  float64    `json:"time_scale"`
+	Script     Script     `json:"script"`
+	Tools      []ToolSpec `json:"tools"`
+	Records    []Record   `json:"records"`
+	Faults     []Fault    `json:"faults,omitempty"`
+}
+
+// CallEnd closes a history with what the harness saw. Outcome is empty when
+// the call ran to completion; the scorer then decides (usually scored).
+type CallEnd struct {
+	Outcome Outcome `json:"outcome,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+	// Diagnostics beside the axes (not verdicts).
+	ResponseLatency time.Duration `json:"response_latency,omitempty"`
+	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
+}
+
+// TriggerNote records a script step's trigger.
+type TriggerNote struct {
+	Step   string `json:"step"`
+	On     string `json:"on,omitempty"`     // the trigger as written
+	Cause  int    `json:"cause,omitempty"`  // seq of the event that fired it
+	Reason string `json:"reason,omitempty"` // why it was missed
+}
+
+// Note is free text.
+type Note struct {
+	Text string `json:"text,omitempty"`
+}
+
+// Snapshot is the backend's state when the call ended.
+type Snapshot struct {
+	Records []Record `json:"records"`
+}
+
+// CallerSpeech is one caller utterance. Intent is what the caller wants once
+// this utterance is complete (versioned: each change bumps Intent.Version).
+type CallerSpeech struct {
+	Step        string  `json:"step"`
+	Utterance   string  `json:"utt"`
+	Act         Act     `json:"act"`
+	Text        string  `json:"text"`
+	Intent      *Intent `json:"intent,omitempty"`
+	Invalidates bool    `json:"invalidates,omitempty"`
+}
+
+// CallerNoise is a non-speech sound the agent must not treat as speech.
+type CallerNoise struct {
+	Step     string        `json:"step"`
+	ID       string        `json:"id"`
+	Sound    string        `json:"sound"`
+	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// CallerDTMF is keypad input.
+type CallerDTMF struct {
+	Step   string  `json:"step"`
+	Digits string  `json:"digits"`
+	Intent *Intent `json:"intent,omitempty"`
+}
+
+// AgentSpeech is one agent utterance (start, text, end or clear).
+type AgentSpeech struct {
+	Utterance string `json:"utt"`
+	Text      string `json:"text,omitempty"`
+}
+
+// AgentToolIntent is the agent's notice that it started preparing a call.
+type AgentToolIntent struct {
+	Tool string            `json:"tool"`
+	Args map[string]string `json:"args,omitempty"`
+}
+
+// AgentState is the agent's self-report of its working state.
+type AgentState struct {
+	Version int               `json:"version"`
+	Slots   map[string]string `json:"slots"`
+	Pending string            `json:"pending,omitempty"` // action it intends, if any
+}
+
+// ToolEvent is every backend event of one HTTP tool request. Fields are
+// filled as the request progresses; each event carries the ones it adds.
+type ToolEvent struct {
+	Ref            string            `json:"ref"`
+	Tool           string            `json:"tool"`
+	Args           map[string]string `json:"args,omitempty"`
+	IdempotencyKey string            `json:"idem_key,omitempty"`
+	BuiltFrom      *int              `json:"built_from,omitempty"` // X-State-Version the agent sent
+	Remote         string            `json:"remote,omitempty"`
+	Hold           string            `json:"hold,omitempty"`
+	Fault          string            `json:"fault,omitempty"`
+	Status         int               `json:"status,omitempty"`
+	Error          string            `json:"error,omitempty"`
+	Dropped        bool              `json:"dropped,omitempty"` // response never sent
+	Reason         string            `json:"reason,omitempty"`
+	ReplayOf       string            `json:"replay_of,omitempty"`
+	// Commit details.
+	Table         string            `json:"table,omitempty"`
+	Key           string            `json:"key,omitempty"`
+	Before        map[string]string `json:"before,omitempty"`
+	After         map[string]string `json:"after,omitempty"`
+	VersionBefore int               `json:"version_before,omitempty"`
+	VersionAfter  int               `json:"version_after,omitempty"`
+	// Response body as sent (or as it would have been, if Dropped).
+	Body string `json:"body,omitempty"`
+}
