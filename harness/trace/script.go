@@ -94,9 +94,12 @@ type Step struct {
 }
 
 // Trigger says when a step runs: Delay after the first event of kind Event
-// (matching Match) seen after the previous step completed, or Delay after
-// the previous step when Event is empty.
+// (matching Match) recorded after the After step (default: the previous
+// step) completed, or Delay after that step when Event is empty.
 type Trigger struct {
+	// After names the step whose completion starts the wait (default: the
+	// previous step).
+	After string        `json:"after,omitempty"`
 	Event Kind          `json:"event,omitempty"`
 	Match *ToolMatch    `json:"match,omitempty"`
 	Delay time.Duration `json:"delay,omitempty"`
