@@ -84,9 +84,11 @@ type Diagnostics struct {
 
 // CallScore is everything the scorer says about one call.
 type CallScore struct {
-	Call      string        `json:"call"`
-	Scenario  string        `json:"scenario"`
-	Category  string        `json:"category,omitempty"` // label copied from call.start; not an input
+	Call     string `json:"call"`
+	Scenario string `json:"scenario"`
+	Category string `json:"category,omitempty"` // label copied from call.start; not an input
+	// Challenge is what the scorer inferred the call tests (script + events).
+	Challenge ChallengeKind `json:"challenge,omitempty"`
 	Outcome   trace.Outcome `json:"outcome"`
 	Reason    string        `json:"reason,omitempty"`
 	Axes      []AxisResult  `json:"axes"` // always six, in Axes() order

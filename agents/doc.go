@@ -1,0 +1,17 @@
+// Package agents holds callproof's two reference voice agents, naive and
+// careful: one engine whose failure modes are named Flaws that can each be
+// switched off. They are real programs — they answer the native protocol
+// over a WebSocket (the harness dials them) and call their tools over HTTP —
+// so the harness can be shown to pass a good agent and catch a bad one.
+//
+// They stand in for an LLM pipeline, but their "understanding" is a small
+// scripted parser of the caller phrasing in docs/ARCHITECTURE.md: 4-digit
+// order numbers, 1-3 digit quantities, dates such as "December 3" or
+// 2026-12-03, negation words (don't, do not, stop, cancel) and "go ahead" /
+// "yes" to proceed. Which slot a "make that X" correction changes is decided
+// by the shape of X. Like the seed's known-bad mock, both agents hear
+// perfectly; naive fails only in what it does with what it heard.
+//
+// An agent learns of a call only over the wire: this package never imports
+// scenarios, mockbackend, callsim or scorer.
+package agents

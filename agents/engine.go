@@ -1,0 +1,592 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+type jobState int
+
+const (
+	jobPreparing jobState = iota // building the call (Prepare)
+	jobHeld                      // built; waiting for the caller's turn to end
+	jobRunning                   // worker running
+)
+
+// job is the engine's one piece of tool work at a time.
+type job struct {
+	plan   plan
+	state  jobState
+	cancel context.CancelFunc
+	spoke  bool // ConfirmsOnAccept already said "Done"
+}
+
+type utterance struct {
+	id      string
+	words   []string
+	said    int
+	outcome bool // an answer to the caller's request, repeated if cut off
+}
+
+// engine is the agent's brain for one call. Only the session loop touches
+// it; workers and timers talk to it through the inbox.
+type engine struct {
+	cfg    Config // durations already scaled once start arrives
+	base   Config // durations at scale 1.0
+	client *http.Client
+	s      *session
+
+	started bool
+	callID  string
+	tools   *toolClient
+	catalog []trace.ToolSpec
+
+	// Versioned slot state: version rises on every change.
+	version int
+	action  string
+	execute bool
+	slots   map[string]string
+	handled int // last version answered (done, failed, refused, asked)
+
+	// Turn-taking.
+	callerSpeaking bool
+	eotPending     bool
+	eotGen         int
+	eotStop        func() bool
+
+	// Tool work.
+	nextJob  int
+	job      *job
+	prepStop func() bool
+	orig     map[string]map[string]string // record fields before the first write
+	touched  map[string]map[string]bool   // fields this call's writes may have changed
+
+	// Speech.
+	nextUtt       int
+	speaking      *utterance
+	queue         []*utterance
+	wordStop      func() bool
+	repeat        []string // answers cut off by a barge-in
+	repeatVersion int
+}
+
+func newEngine(cfg Config, client *http.Client, s *session) *engine {
+	return &engine{
+		cfg: cfg, base: cfg, client: client, s: s,
+		slots:   map[string]string{},
+		orig:    map[string]map[string]string{},
+		touched: map[string]map[string]bool{},
+	}
+}
+
+func (e *engine) has(f Flaw) bool { return e.cfg.Has(f) }
+
+func (e *engine) stopTimers() {
+	for _, stop := range []func() bool{e.eotStop, e.prepStop, e.wordStop} {
+		if stop != nil {
+			stop()
+		}
+	}
+}
+
+func (e *engine) after(d time.Duration, kind timerKind, id int) func() bool {
+	return e.cfg.Clock.AfterFunc(d, func() { e.s.post(timerEvent{kind: kind, id: id}) })
+}
+
+// handle reacts to one inbox event; true ends the call.
+func (e *engine) handle(ev any) bool {
+	switch ev := ev.(type) {
+	case closedEvent:
+		return true
+	case frameEvent:
+		return e.frame(ev.msg)
+	case timerEvent:
+		e.timer(ev)
+	case acceptedEvent:
+		e.accepted(ev.job, ev.values)
+	case doneEvent:
+		e.done(ev.job, ev.out)
+	}
+	return false
+}
+
+func (e *engine) frame(m native.Message) bool {
+	if m.Event == native.EventStop {
+		return true
+	}
+	if m.Event == native.EventStart {
+		if m.Start != nil && !e.started {
+			e.start(m.Start)
+		}
+		return false
+	}
+	if !e.started {
+		return false
+	}
+	switch {
+	case m.Event == native.EventSpeech && m.Speech != nil:
+		switch m.Speech.Phase {
+		case native.PhaseOnset, native.PhasePartial:
+			if !e.callerSpeaking && m.Speech.Phase == native.PhaseOnset {
+				e.bargeIn(true)
+			}
+			e.callerSpeaking = true
+			e.stopEOT()
+		case native.PhaseFinal:
+			e.callerSpeaking = false
+			e.hear(m.Speech.Text)
+			e.startEOT()
+		}
+	case m.Event == native.EventSound && m.Sound != nil:
+		if m.Sound.Phase == native.PhaseOnset && e.has(AnySoundBargesIn) {
+			e.bargeIn(false)
+		}
+	}
+	return false // dtmf and unknown events are ignored
+}
+
+func (e *engine) start(st *native.Start) {
+	e.started = true
+	scale := st.TimeScale
+	if scale <= 0 {
+		scale = 1
+	}
+	sc := func(d time.Duration) time.Duration { return time.Duration(float64(d) * scale) }
+	e.cfg.EndOfTurn = sc(e.base.EndOfTurn)
+	e.cfg.Prepare = sc(e.base.Prepare)
+	e.cfg.WordTime = sc(e.base.WordTime)
+	e.cfg.ToolTimeout = sc(e.base.ToolTimeout)
+	e.cfg.RetryBackoff = sc(e.base.RetryBackoff)
+	e.cfg.PollEvery = sc(e.base.PollEvery)
+	e.callID = st.CallID
+	e.catalog = append([]trace.ToolSpec(nil), st.Tools.Catalog...)
+	if len(e.catalog) == 0 {
+		e.catalog = defaultCatalog()
+	}
+	e.tools = &toolClient{http: e.client, clock: e.cfg.Clock, baseURL: st.Tools.BaseURL, token: st.Tools.Token, timeout: e.cfg.ToolTimeout}
+	e.s.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: scale, Agent: e.cfg.Name}})
+	e.say(greeting, false)
+}
+
+// --- understanding ---
+
+// hear applies one final to the slot state; a change bumps the version,
+// is self-reported and invalidates work built from the old version.
+func (e *engine) hear(text string) {
+	h := parse(text)
+	changed := false
+	if h.negate && !e.has(IgnoresNegation) {
+		if e.execute {
+			e.execute = false
+			changed = true
+		}
+	} else {
+		if h.action != "" && h.action != e.action && (e.action == "" || !e.has(IgnoresCorrections)) {
+			e.action = h.action
+			changed = true
+		}
+		for _, k := range trace.SortedKeys(h.slots) {
+			v := h.slots[k]
+			if e.slots[k] == v || (e.slots[k] != "" && e.has(IgnoresCorrections)) {
+				continue
+			}
+			e.slots[k] = v
+			changed = true
+		}
+		if !e.execute && e.action != "" && (h.action != "" || len(h.slots) > 0 || h.proceed) {
+			e.execute = true
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	e.version++
+	pending := ""
+	if e.execute {
+		pending = e.action
+	}
+	e.s.send(native.Message{Event: native.EventState, State: &native.State{Version: e.version, Slots: copyMap(e.slots), Pending: pending}})
+	e.invalidate()
+}
+
+// invalidate reacts to a version change while tool work exists.
+func (e *engine) invalidate() {
+	j := e.job
+	if j == nil {
+		return
+	}
+	switch j.state {
+	case jobPreparing:
+		if !e.has(KeepsBuiltCalls) {
+			e.prepStop()
+			e.job = nil
+		}
+	case jobHeld:
+		e.job = nil
+	case jobRunning:
+		if !e.has(KeepsSentCalls) {
+			j.cancel() // the backend sees the request go away
+		}
+	}
+}
+
+// --- turn-taking and decisions ---
+
+func (e *engine) startEOT() {
+	e.stopEOT()
+	e.eotGen++
+	e.eotPending = true
+	e.eotStop = e.after(e.cfg.EndOfTurn, timerEOT, e.eotGen)
+}
+
+func (e *engine) stopEOT() {
+	if e.eotStop != nil {
+		e.eotStop()
+	}
+	e.eotPending = false
+}
+
+func (e *engine) settled() bool { return !e.callerSpeaking && !e.eotPending }
+
+func (e *engine) timer(ev timerEvent) {
+	switch ev.kind {
+	case timerEOT:
+		if ev.id == e.eotGen && e.eotPending {
+			e.eotPending = false
+			e.decide()
+		}
+	case timerPrepare:
+		if e.job != nil && e.job.plan.id == ev.id && e.job.state == jobPreparing {
+			e.prepared()
+		}
+	case timerWord:
+		if e.speaking != nil && e.nextUtt == ev.id {
+			e.word()
+		}
+	}
+}
+
+// decide acts on the caller's settled turn.
+func (e *engine) decide() {
+	if !e.settled() {
+		return
+	}
+	if e.repeat != nil {
+		if e.version == e.repeatVersion {
+			for _, t := range e.repeat {
+				e.say(t, true)
+			}
+		}
+		e.repeat = nil
+	}
+	e.kick()
+	if j := e.job; j != nil {
+		if j.state != jobHeld {
+			return // its prepare timer or its worker will come back here
+		}
+		if j.plan.version == e.version {
+			e.launch(j)
+			return
+		}
+		e.job = nil
+	}
+	if e.version == e.handled || e.action == "" {
+		return
+	}
+	order := e.slots[slotOrder]
+	if !e.execute {
+		e.handled = e.version
+		if !e.has(KeepsSentCalls) && len(e.touched) > 0 {
+			e.nextJob++
+			e.launch(&job{plan: e.newPlan(e.nextJob, true, "", nil)})
+			return
+		}
+		e.say(sayNothingChanged(order), true)
+		return
+	}
+	if order == "" {
+		e.handled = e.version
+		e.say(askOrder, false)
+		return
+	}
+	args := e.argsFor(e.action)
+	if e.action == toolUpdate && len(args) < 2 {
+		e.handled = e.version
+		e.say(askChange(order), false)
+		return
+	}
+	e.prepare(args)
+}
+
+// argsFor builds a tool's arguments from the slots, keeping only those the
+// catalogue declares.
+func (e *engine) argsFor(tool string) map[string]string {
+	names := []string{slotOrder}
+	if tool == toolUpdate {
+		names = append(names, slotDate, slotQuantity)
+	}
+	spec, known := trace.Catalog(e.catalog, tool)
+	args := map[string]string{}
+	for _, n := range names {
+		v := e.slots[n]
+		if v == "" {
+			continue
+		}
+		if known && !declares(spec, n) {
+			continue
+		}
+		args[n] = v
+	}
+	return args
+}
+
+func declares(spec trace.ToolSpec, arg string) bool {
+	for _, a := range spec.Args {
+		if a.Name == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare reads back, announces the intent and builds the call from a
+// snapshot of the current version.
+func (e *engine) prepare(args map[string]string) {
+	e.nextJob++
+	p := e.newPlan(e.nextJob, false, e.action, args)
+	e.job = &job{plan: p, state: jobPreparing}
+	e.say(sayReadBack(e.action, args), false)
+	e.s.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: e.action, Args: copyMap(args)}})
+	e.prepStop = e.after(e.cfg.Prepare, timerPrepare, p.id)
+}
+
+// prepared: the call is built. Careful sends it only from a stable version
+// in a settled turn; KeepsBuiltCalls sends whatever it built.
+func (e *engine) prepared() {
+	j := e.job
+	switch {
+	case e.has(KeepsBuiltCalls):
+		e.launch(j)
+	case j.plan.version != e.version:
+		e.job = nil
+		e.decide()
+	case !e.settled():
+		j.state = jobHeld // decide launches it if the turn changes nothing
+	default:
+		e.launch(j)
+	}
+}
+
+func (e *engine) newPlan(id int, negate bool, tool string, args map[string]string) plan {
+	p := plan{id: id, callID: e.callID, version: e.version, negate: negate, args: args}
+	p.tool, _ = trace.Catalog(e.catalog, tool)
+	if p.tool.Name == "" && tool != "" {
+		p.tool = builtinSpec(tool)
+	}
+	p.read, p.update = e.readTool(), e.updateTool()
+	if !e.has(KeepsSentCalls) {
+		// Careful knows what it may have changed and what was there before,
+		// so a write overtaken by a correction can be put back.
+		order := args[slotOrder]
+		p.preRead = p.tool.Effect == trace.EffectUpdate && e.orig[order] == nil
+		p.restore = map[string]map[string]string{}
+		for o, fields := range e.touched {
+			for f := range fields {
+				if v, ok := e.orig[o][f]; ok {
+					if p.restore[o] == nil {
+						p.restore[o] = map[string]string{}
+					}
+					p.restore[o][f] = v
+				}
+			}
+		}
+	}
+	return p
+}
+
+func (e *engine) readTool() trace.ToolSpec {
+	upd := e.updateTool()
+	for _, t := range e.catalog {
+		if t.Effect == trace.EffectRead && (upd.Table == "" || t.Table == upd.Table) {
+			return t
+		}
+	}
+	return trace.ToolSpec{}
+}
+
+func (e *engine) updateTool() trace.ToolSpec {
+	t, _ := trace.Catalog(e.catalog, toolUpdate)
+	return t
+}
+
+func (e *engine) launch(j *job) {
+	j.state = jobRunning
+	e.job = j
+	id := j.plan.id
+	w := &worker{cfg: e.cfg, client: e.tools, accepted: func(v map[string]string) { e.s.post(acceptedEvent{job: id, values: v}) }}
+	j.cancel = e.s.spawn(e.s.ctx, w, j.plan)
+}
+
+// accepted: the main write got a 200 or 202. A trusting agent confirms a
+// 200's record as it came; otherwise it confirms its slots.
+func (e *engine) accepted(id int, values map[string]string) {
+	j := e.job
+	if j == nil || j.plan.id != id || !e.has(ConfirmsOnAccept) || j.spoke {
+		return
+	}
+	if j.plan.version != e.version && !e.has(KeepsSentCalls) {
+		return // careful about staleness: this result is not the answer
+	}
+	j.spoke = true
+	if !e.has(TrustsToolResults) {
+		values = nil
+	}
+	e.sayAnswer(outcome{kind: outDone, values: values}, j.plan.version != e.version, j.plan)
+}
+
+// done: the worker finished.
+func (e *engine) done(id int, out outcome) {
+	j := e.job
+	if j == nil || j.plan.id != id {
+		return
+	}
+	e.job = nil
+	for o, f := range out.orig {
+		if e.orig[o] == nil {
+			e.orig[o] = f
+		}
+	}
+	for o, fs := range out.touched {
+		if e.touched[o] == nil {
+			e.touched[o] = map[string]bool{}
+		}
+		for _, f := range fs {
+			e.touched[o][f] = true
+		}
+	}
+	for _, o := range out.clean {
+		if !(o == j.plan.args[slotOrder] && !j.plan.negate) {
+			delete(e.touched, o)
+		}
+	}
+	stale := j.plan.version != e.version
+	if out.kind == outCancelled || (stale && !e.has(KeepsSentCalls)) {
+		e.decide() // rebuild from the current version once the turn settles
+		return
+	}
+	if j.plan.negate {
+		if out.kind == outDone {
+			e.say(sayNothingChanged(e.slots[slotOrder]), true)
+		} else {
+			e.say(sayUndoFailed(e.slots[slotOrder]), true)
+		}
+		return
+	}
+	e.handled = e.version
+	if !j.spoke {
+		e.sayAnswer(out, stale, j.plan)
+	}
+}
+
+// sayAnswer speaks the result of a write. A stale result (KeepsSentCalls)
+// is still the answer, but spoken with the slots as they are now: the agent
+// heard the correction, it just never acted on it.
+func (e *engine) sayAnswer(out outcome, stale bool, p plan) {
+	action, values := p.tool.Name, out.values
+	if stale || values == nil {
+		action, values = e.action, e.argsFor(e.action)
+		if !e.execute {
+			e.say(sayNothingChanged(values[slotOrder]), true)
+			return
+		}
+	}
+	switch out.kind {
+	case outDone:
+		if e.has(ConfirmsWrongValue) {
+			values = wrongValues(action, values)
+		}
+		e.say(sayDone(action, values), true)
+	case outUnconfirmed:
+		e.say(sayUnconfirmed(values[slotOrder]), true)
+	default:
+		e.say(sayFailed(action, values[slotOrder]), true)
+	}
+}
+
+// --- speech ---
+
+func (e *engine) say(text string, outcome bool) {
+	e.queue = append(e.queue, &utterance{words: strings.Fields(text), outcome: outcome})
+	e.kick()
+}
+
+// kick starts the next queued utterance, never over a speaking caller
+// (unless the agent ignores barge-in altogether).
+func (e *engine) kick() {
+	if e.speaking != nil || len(e.queue) == 0 || (e.callerSpeaking && !e.has(IgnoresBargeIn)) {
+		return
+	}
+	u := e.queue[0]
+	e.queue = e.queue[1:]
+	e.nextUtt++
+	u.id = fmt.Sprintf("a%d", e.nextUtt)
+	e.speaking = u
+	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseStart}})
+	e.wordStop = e.after(e.cfg.WordTime, timerWord, e.nextUtt)
+}
+
+// word: one more word has been spoken.
+func (e *engine) word() {
+	u := e.speaking
+	if u.said < len(u.words) {
+		u.said++
+		e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseText, Text: strings.Join(u.words[:u.said], " ")}})
+	}
+	if u.said < len(u.words) {
+		e.wordStop = e.after(e.cfg.WordTime, timerWord, e.nextUtt)
+		return
+	}
+	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseEnd, Text: strings.Join(u.words, " ")}})
+	e.speaking = nil
+	e.kick()
+}
+
+// bargeIn stops the current utterance. For speech, answers that were cut
+// or still queued are kept to repeat if the caller's turn changes nothing;
+// a sound (AnySoundBargesIn) just abandons the utterance.
+func (e *engine) bargeIn(speech bool) {
+	if speech && e.has(IgnoresBargeIn) {
+		return
+	}
+	u := e.speaking
+	if u == nil {
+		return
+	}
+	if e.wordStop != nil {
+		e.wordStop()
+	}
+	e.speaking = nil
+	e.s.send(native.Message{Event: native.EventClear, Clear: &native.Clear{ID: u.id}})
+	if !speech {
+		e.kick()
+		return
+	}
+	var keep []string
+	if u.outcome {
+		keep = append(keep, strings.Join(u.words, " "))
+	}
+	for _, q := range e.queue {
+		if q.outcome {
+			keep = append(keep, strings.Join(q.words, " "))
+		}
+	}
+	e.queue = nil
+	e.repeat, e.repeatVersion = keep, e.version
+}

@@ -1,0 +1,138 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Server is one reference agent as an http.Handler: a request to any path
+// is upgraded to a WebSocket and runs one call.
+type Server struct {
+	cfg      Config
+	client   *http.Client
+	upgrader websocket.Upgrader
+
+	base   context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup
+}
+
+// NewServer returns an agent that serves calls until Close.
+func NewServer(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{
+			Proxy:               nil,
+			DisableKeepAlives:   true,
+			TLSHandshakeTimeout: 5 * time.Second,
+		}}
+	}
+	base, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg:    cfg,
+		client: client,
+		// The harness is the only client, on loopback; any origin is fine.
+		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
+		base:     base,
+		cancel:   cancel,
+	}
+}
+
+// Config returns the agent's configuration (with defaults filled in).
+func (s *Server) Config() Config { return s.cfg }
+
+// ServeHTTP upgrades the request and runs the call until it ends.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "agent closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	defer s.calls.Done()
+
+	ws, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	runSession(s.base, s.cfg, s.client, ws)
+}
+
+// Close ends every call in progress and waits for them. Safe to call twice.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.calls.Wait()
+	if s.cfg.HTTPClient == nil {
+		s.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Running is an agent listening on a TCP address.
+type Running struct {
+	URL string // ws://host:port/
+
+	agent *Server
+	http  *http.Server
+	serve chan error
+	done  chan struct{}
+	once  sync.Once
+	err   error
+}
+
+// Start serves cfg on addr (for example "127.0.0.1:0") until ctx ends or
+// Close is called.
+func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	agent := NewServer(cfg)
+	r := &Running{
+		URL:   "ws://" + ln.Addr().String() + "/",
+		agent: agent,
+		http:  &http.Server{Handler: agent, ReadHeaderTimeout: 5 * time.Second},
+		serve: make(chan error, 1),
+		done:  make(chan struct{}),
+	}
+	go func() { r.serve <- r.http.Serve(ln) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = r.Close()
+		case <-r.done:
+		}
+	}()
+	return r, nil
+}
+
+// Close stops listening, ends the calls in progress and waits for them.
+// Safe to call twice.
+func (r *Running) Close() error {
+	r.once.Do(func() {
+		err := r.http.Close()
+		_ = r.agent.Close()
+		if serr := <-r.serve; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		r.err = err
+		close(r.done)
+	})
+	return r.err
+}

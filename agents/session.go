@@ -1,0 +1,151 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/callproof/callproof/protocol/native"
+)
+
+const writeWait = 5 * time.Second
+
+// Inbox events: everything the engine loop reacts to arrives here, so the
+// engine's state has one owner and needs no locks.
+type (
+	frameEvent  struct{ msg native.Message }
+	closedEvent struct{}
+	timerEvent  struct {
+		kind timerKind
+		id   int
+	}
+	acceptedEvent struct {
+		job    int
+		values map[string]string // a 200's record values; nil for a 202
+	}
+	doneEvent struct {
+		job int
+		out outcome
+	}
+)
+
+type timerKind int
+
+const (
+	timerEOT timerKind = iota
+	timerPrepare
+	timerWord
+)
+
+// session is one call: a reader and a writer goroutine around the engine,
+// which runs in the handler goroutine, plus at most one tool worker.
+type session struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	ws     *websocket.Conn
+	inbox  chan any
+	outbox chan native.Message
+	jobs   sync.WaitGroup
+	eng    *engine
+}
+
+func runSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn) {
+	ctx, cancel := context.WithCancel(parent)
+	s := &session{
+		ctx:    ctx,
+		cancel: cancel,
+		ws:     ws,
+		inbox:  make(chan any, 64),
+		outbox: make(chan native.Message, 256),
+	}
+	s.eng = newEngine(cfg, client, s)
+
+	readerDone := make(chan struct{})
+	writerDone := make(chan struct{})
+	go func() { defer close(readerDone); s.read() }()
+	go func() { defer close(writerDone); s.write() }()
+
+	s.loop()
+	s.eng.stopTimers()
+	close(s.outbox) // the engine was the only sender; the writer drains it
+	<-writerDone
+	cancel() // cancels the worker's requests and unblocks the reader's posts
+	_ = ws.Close()
+	<-readerDone
+	s.jobs.Wait()
+}
+
+// post hands an event to the engine unless the call is over.
+func (s *session) post(ev any) {
+	select {
+	case s.inbox <- ev:
+	case <-s.ctx.Done():
+	}
+}
+
+// send queues a frame for the writer.
+func (s *session) send(m native.Message) {
+	select {
+	case s.outbox <- m:
+	case <-s.ctx.Done():
+	}
+}
+
+func (s *session) read() {
+	for {
+		_, data, err := s.ws.ReadMessage()
+		if err != nil {
+			s.post(closedEvent{})
+			return
+		}
+		var m native.Message
+		if json.Unmarshal(data, &m) != nil {
+			continue // not a frame of ours: ignored, like an unknown event
+		}
+		s.post(frameEvent{msg: m})
+	}
+}
+
+func (s *session) write() {
+	for m := range s.outbox {
+		_ = s.ws.SetWriteDeadline(time.Now().Add(writeWait))
+		if err := s.ws.WriteJSON(m); err != nil {
+			s.cancel() // peer gone: the engine stops at its next select
+			for range s.outbox {
+			}
+			return
+		}
+	}
+	_ = s.ws.WriteControl(websocket.CloseMessage,
+		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeWait))
+}
+
+func (s *session) loop() {
+	for {
+		select {
+		case ev := <-s.inbox:
+			if s.eng.handle(ev) {
+				return
+			}
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// spawn runs a tool worker tied to the call's context.
+func (s *session) spawn(parent context.Context, w *worker, p plan) context.CancelFunc {
+	ctx, cancel := context.WithCancel(parent)
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		defer cancel()
+		out := w.run(ctx, p)
+		s.post(doneEvent{job: p.id, out: out})
+	}()
+	return cancel
+}

@@ -1,0 +1,410 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// resultKind classifies one tool response the way an agent experiences it.
+type resultKind int
+
+const (
+	resOK        resultKind = iota // 200 with a record
+	resPending                     // 202: accepted, commit lands later
+	resError                       // 4xx/5xx
+	resEmpty                       // 200 with an empty or unreadable body
+	resDropped                     // connection dropped
+	resTimeout                     // our ToolTimeout ran out
+	resCancelled                   // we cancelled it (correction, hang-up)
+)
+
+type toolResult struct {
+	kind   resultKind
+	status int
+	record *trace.Record
+}
+
+// broken reports a result that looks broken even to a trusting agent.
+func (r toolResult) broken() bool { return r.kind >= resError && r.kind <= resTimeout }
+
+// retryable is a failure where trying again can help.
+func (r toolResult) retryable() bool {
+	if r.kind != resError {
+		return r.broken()
+	}
+	return r.status >= 500 || r.status == http.StatusConflict || r.status == http.StatusTooManyRequests
+}
+
+var errToolTimeout = errors.New("tool timeout")
+
+// toolClient is one call's view of the tool API.
+type toolClient struct {
+	http    *http.Client
+	clock   Clock
+	baseURL string
+	token   string
+	timeout time.Duration
+}
+
+// post sends one tool request. The timeout runs on the injected clock and
+// is told apart from a cancellation by the context's cause.
+func (c *toolClient) post(ctx context.Context, tool string, args map[string]string, key string, version int) toolResult {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return toolResult{kind: resError}
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := c.clock.AfterFunc(c.timeout, func() { cancel(errToolTimeout) })
+	defer stop()
+
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimRight(c.baseURL, "/")+"/"+tool, bytes.NewReader(body))
+	if err != nil {
+		return toolResult{kind: resError}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set(native.HeaderStateVersion, strconv.Itoa(version))
+	if key != "" {
+		req.Header.Set(native.HeaderIdempotencyKey, key)
+	}
+	fail := func() toolResult {
+		switch {
+		case ctx.Err() != nil:
+			return toolResult{kind: resCancelled}
+		case errors.Is(context.Cause(rctx), errToolTimeout):
+			return toolResult{kind: resTimeout}
+		}
+		return toolResult{kind: resDropped}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fail()
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		r := fail()
+		if r.kind == resDropped && len(data) == 0 && resp.StatusCode < 300 {
+			r.kind = resEmpty
+		}
+		r.status = resp.StatusCode
+		return r
+	}
+	var parsed struct {
+		OK     bool          `json:"ok"`
+		Record *trace.Record `json:"record"`
+	}
+	jsonErr := json.Unmarshal(data, &parsed)
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		return toolResult{kind: resPending, status: resp.StatusCode}
+	case resp.StatusCode == http.StatusOK:
+		if jsonErr != nil || !parsed.OK || parsed.Record == nil {
+			return toolResult{kind: resEmpty, status: resp.StatusCode}
+		}
+		return toolResult{kind: resOK, status: resp.StatusCode, record: parsed.Record}
+	}
+	return toolResult{kind: resError, status: resp.StatusCode}
+}
+
+// idempotencyKey is derived from the call, the action and the slot version
+// it was built from, so every retry of the same call carries the same key
+// and a call built from a new version never replays an old one.
+func idempotencyKey(callID, action string, version int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%d", callID, action, version)))
+	return "cp-" + hex.EncodeToString(sum[:16])
+}
+
+// plan is an immutable description of one job, handed to its worker.
+type plan struct {
+	id      int
+	callID  string
+	version int
+	negate  bool              // only restore touched records
+	tool    trace.ToolSpec    // the write (zero when negate)
+	args    map[string]string // its arguments
+	read    trace.ToolSpec    // read tool for the orders table (Name "" if none)
+	update  trace.ToolSpec    // update tool used to restore fields
+	preRead bool              // read the target before the first write to it
+	// restore: records earlier writes touched, with the value of each
+	// touched field before the agent's first write.
+	restore map[string]map[string]string
+}
+
+type outcomeKind int
+
+const (
+	outDone outcomeKind = iota
+	outFailed
+	outUnconfirmed
+	outCancelled
+)
+
+// outcome is what a worker reports back to the engine loop.
+type outcome struct {
+	kind    outcomeKind
+	values  map[string]string            // values to confirm; nil: the plan's
+	orig    map[string]map[string]string // pre-reads made: order -> fields
+	touched map[string][]string          // writes sent: order -> fields
+	clean   []string                     // orders verified back to their original values
+}
+
+// worker runs one plan: sequential code, cancelled by its context.
+type worker struct {
+	cfg      Config // scaled durations
+	client   *toolClient
+	accepted func(values map[string]string) // the first 200/202 of the main write
+}
+
+func (w *worker) has(f Flaw) bool { return w.cfg.Has(f) }
+
+func (w *worker) run(ctx context.Context, p plan) outcome {
+	out := outcome{orig: map[string]map[string]string{}, touched: map[string][]string{}}
+	if k, ok := w.restore(ctx, p, &out); !ok {
+		out.kind = k
+		return out
+	}
+	if p.negate {
+		out.kind = outDone
+		return out
+	}
+	if w.has(SkipsWrite) {
+		w.accepted(nil)
+		out.kind = outDone
+		return out
+	}
+	order := p.args[slotOrder]
+	if p.preRead && p.read.Name != "" {
+		if rec, ok := w.read(ctx, p, order); ok {
+			out.orig[order] = copyMap(rec.Fields)
+		}
+	}
+	out.kind, out.values = w.commit(ctx, p, p.tool, p.args, idempotencyKey(p.callID, p.tool.Name, p.version), &out, true)
+	return out
+}
+
+// restore puts fields that earlier writes changed back to the values read
+// before those writes, unless this plan's write sets them anyway. It reads
+// first, so a cancelled write that never landed costs no write at all.
+func (w *worker) restore(ctx context.Context, p plan, out *outcome) (outcomeKind, bool) {
+	for _, order := range trace.SortedKeys(p.restore) {
+		want := map[string]string{}
+		for f, v := range p.restore[order] {
+			if !p.negate && order == p.args[slotOrder] && p.tool.Effect == trace.EffectUpdate {
+				if _, set := p.args[f]; set {
+					continue
+				}
+			}
+			want[f] = v
+		}
+		if len(want) == 0 || p.read.Name == "" || p.update.Name == "" {
+			continue
+		}
+		rec, ok := w.read(ctx, p, order)
+		if !ok {
+			if ctx.Err() != nil {
+				return outCancelled, false
+			}
+			return outFailed, false
+		}
+		args := map[string]string{slotOrder: order}
+		for f, v := range want {
+			if rec.Fields[f] != v {
+				args[f] = v
+			}
+		}
+		if len(args) > 1 {
+			key := idempotencyKey(p.callID, "restore:"+order, p.version)
+			if k, _ := w.commit(ctx, p, p.update, args, key, out, false); k != outDone {
+				return k, false
+			}
+		}
+		out.clean = append(out.clean, order)
+	}
+	return outDone, true
+}
+
+// commit sends one write and settles it: the values returned are those the
+// backend verifiably holds (or, trusting, those the response claims).
+func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string, key string, out *outcome, main bool) (outcomeKind, map[string]string) {
+	if w.has(UnkeyedRetries) {
+		key = ""
+	}
+	order := args[slotOrder]
+	if spec.Effect == trace.EffectUpdate {
+		for f := range args {
+			if f != slotOrder {
+				out.touched[order] = append(out.touched[order], f)
+			}
+		}
+	}
+	announced := false
+	unkeyedRetried := false
+	for try := 0; ; try++ {
+		res := w.client.post(ctx, spec.Name, args, key, p.version)
+		if res.kind == resCancelled {
+			return outCancelled, nil
+		}
+		if res.kind == resOK || res.kind == resPending {
+			if main && !announced {
+				announced = true
+				var v map[string]string
+				if res.kind == resOK {
+					v = recordValues(spec, args, res.record)
+				}
+				w.accepted(v)
+			}
+			if w.has(TrustsToolResults) {
+				if res.kind == resOK {
+					return outDone, recordValues(spec, args, res.record)
+				}
+				return outDone, nil
+			}
+			if res.kind == resPending {
+				return w.settle(ctx, p, spec, args)
+			}
+			return w.verify(ctx, p, spec, args, res.record)
+		}
+		if w.has(UnkeyedRetries) {
+			if !unkeyedRetried {
+				unkeyedRetried = true
+				continue
+			}
+			return outFailed, nil
+		}
+		// Careful: did the write land before it broke?
+		if spec.Effect == trace.EffectUpdate {
+			if rec, ok := w.read(ctx, p, order); ok && holds(rec, args) {
+				return outDone, recordValues(spec, args, &rec)
+			}
+		}
+		if ctx.Err() != nil {
+			return outCancelled, nil
+		}
+		if !res.retryable() || try >= w.cfg.MaxRetries {
+			return outFailed, nil
+		}
+		if !sleep(ctx, w.cfg.Clock, w.cfg.RetryBackoff) {
+			return outCancelled, nil
+		}
+	}
+}
+
+// verify checks a 200 against the backend rather than the response.
+func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string, rec *trace.Record) (outcomeKind, map[string]string) {
+	if spec.Effect == trace.EffectCreate {
+		// No read tool for created records: the created record itself is
+		// the evidence, if it is the one we asked for.
+		if rec != nil && rec.Table == spec.Table && holds(*rec, args) {
+			return outDone, copyMap(args)
+		}
+		return outUnconfirmed, nil
+	}
+	for i := 0; i < 3; i++ {
+		if i > 0 && !sleep(ctx, w.cfg.Clock, w.cfg.PollEvery) {
+			return outCancelled, nil
+		}
+		if got, ok := w.read(ctx, p, args[slotOrder]); ok && holds(got, args) {
+			return outDone, recordValues(spec, args, &got)
+		}
+		if ctx.Err() != nil {
+			return outCancelled, nil
+		}
+	}
+	return outFailed, nil
+}
+
+// settle polls after a 202 until the change shows, bounded.
+func (w *worker) settle(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string) (outcomeKind, map[string]string) {
+	if spec.Effect != trace.EffectUpdate || p.read.Name == "" {
+		return outUnconfirmed, nil
+	}
+	for i := 0; i < w.cfg.MaxPolls; i++ {
+		if !sleep(ctx, w.cfg.Clock, w.cfg.PollEvery) {
+			return outCancelled, nil
+		}
+		if got, ok := w.read(ctx, p, args[slotOrder]); ok && holds(got, args) {
+			return outDone, recordValues(spec, args, &got)
+		}
+	}
+	if ctx.Err() != nil {
+		return outCancelled, nil
+	}
+	return outUnconfirmed, nil
+}
+
+// read fetches one order, refusing a response that carries another record.
+func (w *worker) read(ctx context.Context, p plan, order string) (trace.Record, bool) {
+	if p.read.Name == "" {
+		return trace.Record{}, false
+	}
+	key := p.read.KeyArg
+	if key == "" {
+		key = slotOrder
+	}
+	res := w.client.post(ctx, p.read.Name, map[string]string{key: order}, "", p.version)
+	if res.kind != resOK || res.record.Key != order || (p.read.Table != "" && res.record.Table != p.read.Table) {
+		return trace.Record{}, false
+	}
+	return res.record.Clone(), true
+}
+
+// holds reports whether rec carries every non-key argument value.
+func holds(rec trace.Record, args map[string]string) bool {
+	for f, v := range args {
+		if f == slotOrder && rec.Key == v {
+			continue
+		}
+		if rec.Fields[f] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// recordValues reads the values to confirm from a record: the record's own
+// key and fields, wrong record or not.
+func recordValues(spec trace.ToolSpec, args map[string]string, rec *trace.Record) map[string]string {
+	if rec == nil {
+		return copyMap(args)
+	}
+	v := map[string]string{}
+	if spec.Effect == trace.EffectCreate {
+		v[slotOrder] = rec.Fields[slotOrder]
+	} else {
+		v[slotOrder] = rec.Key
+	}
+	for f := range args {
+		if f != slotOrder {
+			v[f] = rec.Fields[f]
+		}
+	}
+	return v
+}
+
+// sleep waits d on the clock; false if ctx ended first.
+func sleep(ctx context.Context, clock Clock, d time.Duration) bool {
+	done := make(chan struct{})
+	stop := clock.AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		stop()
+		return false
+	}
+}

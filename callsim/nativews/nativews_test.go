@@ -1,0 +1,118 @@
+package nativews_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/nativews"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// serve runs agent on the server side of a loopback WebSocket and returns
+// a connection dialled to it.
+func serve(t *testing.T, agent func(ws *websocket.Conn)) callsim.Conn {
+	t.Helper()
+	up := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		agent(ws)
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := (&nativews.Transport{}).Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestRoundTrip(t *testing.T) {
+	c := serve(t, func(ws *websocket.Conn) {
+		_, b, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		_ = ws.WriteMessage(websocket.TextMessage, b) // echo
+		_, _, _ = ws.ReadMessage()
+	})
+	sent := native.Message{Event: native.EventDTMF, SequenceNumber: "7", DTMF: &native.DTMF{Digits: "42"}}
+	require.NoError(t, c.Send(ctx(t), sent))
+	f, err := c.Recv(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, sent, f.Message)
+	assert.JSONEq(t, `{"event":"dtmf","sequenceNumber":"7","dtmf":{"digits":"42"}}`, string(f.Raw))
+}
+
+func TestViolations(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  int
+		data string
+		want error
+	}{
+		{"invalid JSON", websocket.TextMessage, `{"event":`, callsim.ErrGarbageFrame},
+		{"not an object", websocket.TextMessage, `[1,2]`, callsim.ErrGarbageFrame},
+		{"binary", websocket.BinaryMessage, `{}`, callsim.ErrGarbageFrame},
+		{"oversized", websocket.TextMessage, `{"event":"x","pad":"` + strings.Repeat("y", 2048) + `"}`, callsim.ErrOversizedFrame},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := serve(t, func(ws *websocket.Conn) {
+				_ = ws.WriteMessage(tc.typ, []byte(tc.data))
+				_, _, _ = ws.ReadMessage()
+			})
+			c.(callsim.FrameLimiter).SetFrameLimit(1024)
+			_, err := c.Recv(ctx(t))
+			assert.True(t, errors.Is(err, tc.want), "got %v", err)
+		})
+	}
+}
+
+func TestPeerGoneAndCloseTwice(t *testing.T) {
+	c := serve(t, func(ws *websocket.Conn) {})
+	_, err := c.Recv(ctx(t))
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, callsim.ErrGarbageFrame))
+	assert.NoError(t, c.Close())
+	assert.NotPanics(t, func() { _ = c.Close() })
+	_, err = c.Recv(ctx(t))
+	assert.Error(t, err)
+	assert.Error(t, c.Send(ctx(t), native.Message{Event: native.EventStop}))
+}
+
+func TestCloseUnblocksRecv(t *testing.T) {
+	c := serve(t, func(ws *websocket.Conn) { _, _, _ = ws.ReadMessage() })
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Recv(context.Background())
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let Recv block; the test holds either way
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		assert.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Recv still blocked after Close")
+	}
+}

@@ -1,0 +1,346 @@
+package callsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// inbox carries recorder events to the runner. The recorder calls push
+// under its lock, so push only appends and nudges.
+type inbox struct {
+	mu   sync.Mutex
+	evs  []trace.Event
+	wake chan struct{}
+}
+
+func (b *inbox) push(e trace.Event) {
+	b.mu.Lock()
+	b.evs = append(b.evs, e)
+	b.mu.Unlock()
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (b *inbox) take() []trace.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	evs := b.evs
+	b.evs = nil
+	return evs
+}
+
+// run is the state of one call. Everything but the fields marked otherwise
+// belongs to the runner goroutine (the caller of Run).
+type run struct {
+	s     *Simulator
+	c     Call
+	rec   *trace.Recorder
+	in    *inbox
+	conn  Conn
+	base  context.Context // call context, shared with the pump; cancelled with an *ending
+	stop  context.CancelCauseFunc
+	ctx   context.Context // the runner's: base bounded by the call timeout
+	scale float64
+
+	// Shared with the pump.
+	ackCh    chan native.Ack // first ack only
+	connDown atomic.Bool     // the pump saw the connection go
+
+	sendSeq  int
+	utt, snd int
+
+	log     []trace.Event
+	last    trace.Event              // the current step's latest caller event
+	marks   map[string]int           // step id -> last seq seen when it finished
+	doneAt  map[string]time.Duration // step id -> call time it finished
+	prevID  string
+	timeout time.Duration // scaled step timeout
+
+	speaking   map[string]bool
+	open       map[string]bool
+	quietSince time.Duration
+
+	firstFinal    time.Duration // -1 until the first caller final
+	lastFinalSeq  int
+	lastFinalAt   time.Duration
+	agentAfterFin bool // the agent sent something after the first final
+}
+
+// Run plays c.Script against the agent at c.AgentURL and returns when the
+// call has ended and its goroutines are gone.
+func (s *Simulator) Run(ctx context.Context, c Call) Result {
+	if c.Recorder == nil || c.Transport == nil {
+		return Result{Outcome: trace.OutcomeHarnessError, Reason: "callsim: call needs a Recorder and a Transport", TimeScale: 1}
+	}
+	r := &run{
+		s: s, c: c, rec: c.Recorder,
+		in:       &inbox{wake: make(chan struct{}, 1)},
+		ackCh:    make(chan native.Ack, 1),
+		marks:    map[string]int{},
+		doneAt:   map[string]time.Duration{},
+		speaking: map[string]bool{},
+		open:     map[string]bool{},
+		scale:    1,
+
+		firstFinal: -1,
+	}
+	unsub := r.rec.Subscribe(r.in.push)
+	defer unsub()
+
+	dctx, dcancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+	conn, err := c.Transport.Dial(dctx, c.AgentURL)
+	dcancel()
+	if err != nil {
+		reason := "dial: " + err.Error()
+		r.note(reason)
+		return Result{Outcome: trace.OutcomeAgentError, Reason: reason, TimeScale: 1}
+	}
+	r.conn = conn
+	if l, ok := conn.(FrameLimiter); ok {
+		l.SetFrameLimit(s.opts.MaxFrameBytes)
+	}
+
+	callCtx, stop := context.WithCancelCause(ctx)
+	r.base, r.ctx, r.stop = callCtx, callCtx, stop
+	pumpDone := make(chan struct{})
+	go func() {
+		defer close(pumpDone)
+		r.pump()
+	}()
+
+	end := r.play()
+
+	// Settle the ending before the stop frame goes out: an agent that
+	// drops the connection on stop must not turn a finished call into an
+	// agent error. The first cause wins.
+	r.stop(end)
+	if !r.connDown.Load() {
+		reason := end.reason
+		if end.outcome != "" {
+			reason = end.Error()
+		}
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.StopTimeout)
+		_ = conn.Send(sctx, r.frame(native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: reason}}))
+		scancel()
+	}
+	_ = conn.Close()
+	<-pumpDone
+
+	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
+	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
+	return res
+}
+
+// play runs the call from start frame to script end and says why it ended.
+func (r *run) play() *ending {
+	offered := r.c.TimeScale
+	if offered <= 0 {
+		offered = 1
+	}
+	err := r.send(native.Message{Event: native.EventStart, Start: &native.Start{
+		CallID: r.c.ID, Tools: r.c.Tools, TimeScale: offered, CustomParameters: r.c.CustomParameters,
+	}})
+	if err != nil {
+		return r.cause(err)
+	}
+	if e := r.settleScale(offered); e != nil {
+		return e
+	}
+
+	sc := r.c.Script
+	r.timeout = r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout))
+	callTimeout := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
+	ctx, cancel := context.WithTimeoutCause(r.ctx, callTimeout, agentError("call timeout"))
+	defer cancel()
+	r.ctx = ctx
+
+	for i := range sc.Steps {
+		end, err := r.step(i)
+		if err != nil {
+			return r.cause(err)
+		}
+		if end != nil {
+			return end
+		}
+	}
+	return &ending{reason: "script complete"}
+}
+
+// settleScale waits briefly for the agent's ack: only an agent that
+// accepts exactly the offered scale runs faster than real time.
+func (r *run) settleScale(offered float64) *ending {
+	r.scale = 1
+	if offered != 1 {
+		t := time.NewTimer(r.s.opts.AckWait)
+		defer t.Stop()
+		select {
+		case a := <-r.ackCh:
+			if a.TimeScale == offered {
+				r.scale = offered
+			} else {
+				r.note(fmt.Sprintf("agent acked time scale %g, offered %g: running at 1", a.TimeScale, offered))
+			}
+		case <-t.C:
+			r.note(fmt.Sprintf("no ack within %s: running at time scale 1", r.s.opts.AckWait))
+		case <-r.ctx.Done():
+			return r.cause(context.Cause(r.ctx))
+		}
+	}
+	if r.c.Backend != nil {
+		r.c.Backend.SetTimeScale(r.scale)
+	}
+	return nil
+}
+
+// cause turns an error from a wait or a send into the call's ending: the
+// context's cause when there is one (the pump or a timeout got there
+// first), else a lost connection.
+func (r *run) cause(err error) *ending {
+	var e *ending
+	if errors.As(context.Cause(r.ctx), &e) {
+		return e
+	}
+	if errors.As(err, &e) {
+		return e
+	}
+	if r.ctx.Err() != nil {
+		return &ending{outcome: trace.OutcomeHarnessError, reason: "cancelled: " + context.Cause(r.ctx).Error()}
+	}
+	r.connDown.Store(true)
+	return agentError("connection lost: " + err.Error())
+}
+
+func (r *run) frame(m native.Message) native.Message {
+	r.sendSeq++
+	m.SequenceNumber = strconv.Itoa(r.sendSeq)
+	return m
+}
+
+func (r *run) send(m native.Message) error {
+	return r.conn.Send(r.ctx, r.frame(m))
+}
+
+func (r *run) note(text string) {
+	r.rec.Record(trace.SourceHarness, trace.KindNote, &trace.Note{Text: text})
+}
+
+func (r *run) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * r.scale)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// drain moves queued events into the log and the runner's view of the call.
+func (r *run) drain() {
+	for _, e := range r.in.take() {
+		r.log = append(r.log, e)
+		r.observe(e)
+	}
+}
+
+func (r *run) lastSeq() int {
+	if len(r.log) == 0 {
+		return 0
+	}
+	return r.log[len(r.log)-1].Seq
+}
+
+// observe keeps the state wait_quiet and the no-response rule need.
+func (r *run) observe(e trace.Event) {
+	wasQuiet := len(r.speaking) == 0 && len(r.open) == 0
+	switch e.Kind {
+	case trace.KindAgentSpeechStart:
+		if d, ok := e.Data.(*trace.AgentSpeech); ok {
+			r.speaking[d.Utterance] = true
+		}
+	case trace.KindAgentSpeechEnd:
+		if d, ok := e.Data.(*trace.AgentSpeech); ok {
+			delete(r.speaking, d.Utterance)
+		}
+	case trace.KindAgentClear:
+		// A clear without an id stops everything the agent was saying.
+		if d, ok := e.Data.(*trace.AgentSpeech); ok && d.Utterance != "" {
+			delete(r.speaking, d.Utterance)
+		} else {
+			clear(r.speaking)
+		}
+	case trace.KindToolReceived:
+		if d, ok := e.Data.(*trace.ToolEvent); ok {
+			r.open[d.Ref] = true
+		}
+	case trace.KindToolResponded, trace.KindToolCancelled, trace.KindToolRejected:
+		if d, ok := e.Data.(*trace.ToolEvent); ok {
+			delete(r.open, d.Ref)
+		}
+	case trace.KindCallerSpeechFinal:
+		if r.firstFinal < 0 {
+			r.firstFinal = e.At
+		}
+		r.lastFinalSeq, r.lastFinalAt = e.Seq, e.At
+	}
+	if r.firstFinal >= 0 && e.At > r.firstFinal &&
+		(e.Source == trace.SourceAgent || e.Kind == trace.KindToolReceived) {
+		r.agentAfterFin = true
+	}
+	if !wasQuiet && len(r.speaking) == 0 && len(r.open) == 0 {
+		r.quietSince = e.At
+	}
+}
+
+// waitUntil blocks until call time t, or until done reports true, keeping
+// the log current and enforcing the no-response rule. It returns whether
+// done fired.
+func (r *run) waitUntil(t time.Duration, done func() bool) (bool, error) {
+	for {
+		r.drain()
+		now := r.rec.Since()
+		noResp := time.Duration(-1)
+		if r.firstFinal >= 0 && !r.agentAfterFin {
+			noResp = r.firstFinal + r.timeout
+			if now >= noResp {
+				e := agentError("no response")
+				r.stop(e)
+				return false, e
+			}
+		}
+		if done != nil && done() {
+			return true, nil
+		}
+		if now >= t {
+			return false, nil
+		}
+		next := t
+		if noResp >= 0 && noResp < next {
+			next = noResp
+		}
+		timer := time.NewTimer(next - now)
+		select {
+		case <-r.ctx.Done():
+			timer.Stop()
+			return false, context.Cause(r.ctx)
+		case <-r.in.wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+func (r *run) sleep(d time.Duration) error {
+	_, err := r.waitUntil(r.rec.Since()+d, nil)
+	return err
+}

@@ -1,0 +1,326 @@
+package callsim
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// step waits for step i's trigger and performs it. A non-nil ending stops
+// the call (caller hangup, required trigger missed).
+func (r *run) step(i int) (*ending, error) {
+	st := r.c.Script.Steps[i]
+	end, err := r.trigger(st)
+	if errors.Is(err, errSkipped) {
+		r.finish(st.ID)
+		return nil, nil
+	}
+	if err != nil || end != nil {
+		return end, err
+	}
+	switch st.Do {
+	case trace.StepSay:
+		err = r.say(st)
+	case trace.StepNoise:
+		err = r.noise(st)
+	case trace.StepSilence:
+		err = r.sleep(r.scaled(st.Duration))
+	case trace.StepDTMF:
+		r.caller(trace.KindCallerDTMF, &trace.CallerDTMF{Step: st.ID, Digits: st.Digits, Intent: st.Intent.Clone()})
+		err = r.send(native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: st.Digits}})
+	case trace.StepHangup:
+		// Run sends the stop frame, once the ending is settled.
+		r.caller(trace.KindCallerHangup, &trace.Note{Text: "caller hung up"})
+		return &ending{reason: "caller hung up"}, nil
+	case trace.StepHold, trace.StepRelease, trace.StepFail, trace.StepFault:
+		r.backend(st)
+	case trace.StepWaitQuiet:
+		err = r.waitQuiet(st)
+	default:
+		return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: unknown kind %q", st.ID, st.Do)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.finish(st.ID)
+	return nil, nil
+}
+
+// finish marks a step done (or skipped): later triggers look at events
+// recorded after this mark. A step that ended with an event of its own
+// (say, noise, dtmf) is done at that event, so an agent's quick answer to
+// it is never mistaken for something that came before.
+func (r *run) finish(id string) {
+	r.drain()
+	if r.last.Seq > 0 {
+		r.marks[id], r.doneAt[id] = r.last.Seq, r.last.At
+	} else {
+		r.marks[id], r.doneAt[id] = r.lastSeq(), r.rec.Since()
+	}
+	r.last = trace.Event{}
+	r.prevID = id
+}
+
+// caller records a caller event and remembers it as the step's latest.
+func (r *run) caller(k trace.Kind, d any) {
+	r.last = r.rec.Record(trace.SourceCaller, k, d)
+}
+
+// trigger waits for a step's trigger. A missed trigger ends the call for a
+// required step and returns errSkipped for any other.
+func (r *run) trigger(st trace.Step) (*ending, error) {
+	on := st.On
+	after := on.After
+	if after == "" {
+		after = r.prevID
+	}
+	mark, at := 0, time.Duration(0)
+	if after != "" {
+		var ok bool
+		if mark, ok = r.marks[after]; !ok {
+			return r.missed(st, fmt.Sprintf("step %q has not run", after))
+		}
+		at = r.doneAt[after]
+	}
+	delay := r.scaled(on.Delay)
+	if on.Event == "" {
+		_, err := r.waitUntil(at+delay, nil)
+		return nil, err
+	}
+
+	timeout := r.timeout
+	if on.Timeout > 0 {
+		timeout = r.scaled(on.Timeout)
+	}
+	deadline := r.rec.Since() + timeout
+	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0
+	var hit *trace.Event
+	viaFallback := false
+	scan := 0
+	found := func() bool {
+		for ; scan < len(r.log); scan++ {
+			e := &r.log[scan]
+			if e.Seq > mark && matches(e, on.Event, on.Match) {
+				hit = e
+				return true
+			}
+		}
+		return false
+	}
+	for hit == nil {
+		until := deadline
+		var fbAt time.Duration
+		if fallback {
+			// Fire this long after the caller's last final words, or after
+			// the wait began if the caller has not spoken.
+			fbAt = at + r.scaled(on.Fallback)
+			if r.lastFinalSeq > 0 {
+				fbAt = r.lastFinalAt + r.scaled(on.Fallback)
+			}
+			until = fbAt
+		}
+		ok, err := r.waitUntil(until, found)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		if fallback && r.rec.Since() >= fbAt {
+			viaFallback = true
+			break
+		}
+		if !fallback && r.rec.Since() >= deadline {
+			return r.missed(st, fmt.Sprintf("no %s within %s", on.Event, timeout))
+		}
+	}
+
+	note := &trace.TriggerNote{Step: st.ID, On: describe(on)}
+	from := r.rec.Since()
+	if viaFallback {
+		note.Cause = r.lastFinalSeq
+		note.On += " (fallback)"
+	} else {
+		note.Cause = hit.Seq
+		from = hit.At
+	}
+	if _, err := r.waitUntil(from+delay, nil); err != nil {
+		return nil, err
+	}
+	r.rec.Record(trace.SourceHarness, trace.KindTriggerFired, note)
+	return nil, nil
+}
+
+// errSkipped marks an optional step whose trigger was missed: it counts as
+// done without acting, so the call goes on.
+var errSkipped = errors.New("step skipped")
+
+func (r *run) missed(st trace.Step, reason string) (*ending, error) {
+	r.rec.Record(trace.SourceHarness, trace.KindTriggerMissed, &trace.TriggerNote{Step: st.ID, On: describe(st.On), Reason: reason})
+	if st.Required {
+		return &ending{outcome: trace.OutcomeExcluded, reason: fmt.Sprintf("step %s: trigger missed: %s", st.ID, reason)}, nil
+	}
+	return nil, errSkipped
+}
+
+// matches reports whether e is the trigger's event. A tool match applies to
+// events that name a tool (tool.*, agent.tool_intent) and excludes others.
+func matches(e *trace.Event, kind trace.Kind, m *trace.ToolMatch) bool {
+	if e.Kind != kind {
+		return false
+	}
+	if m == nil {
+		return true
+	}
+	switch d := e.Data.(type) {
+	case *trace.ToolEvent:
+		return m.Matches(d.Tool, d.Args)
+	case *trace.AgentToolIntent:
+		return m.Matches(d.Tool, d.Args)
+	}
+	return false
+}
+
+func describe(on trace.Trigger) string {
+	var b strings.Builder
+	if on.After != "" {
+		b.WriteString("after " + on.After + " ")
+	}
+	if on.Event != "" {
+		b.WriteString(string(on.Event))
+		if on.Match != nil {
+			b.WriteString("{")
+			if on.Match.Tool != "" {
+				b.WriteString("tool=" + on.Match.Tool)
+			}
+			for _, k := range trace.SortedKeys(on.Match.Args) {
+				fmt.Fprintf(&b, " %s=%s", k, on.Match.Args[k])
+			}
+			b.WriteString("}")
+		}
+	}
+	if on.Delay > 0 {
+		fmt.Fprintf(&b, " +%s", on.Delay)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// say speaks one utterance: onset before any words, partials spread over
+// its duration, the whole text as final at the end.
+func (r *run) say(st trace.Step) error {
+	r.utt++
+	id := fmt.Sprintf("u%d", r.utt)
+	words := strings.Fields(st.Text)
+	dur := st.Duration
+	if dur <= 0 {
+		dur = max(time.Duration(len(words))*WordDuration, MinSpeech)
+	}
+	dur = r.scaled(dur)
+	ev := func(text string, intent *trace.Intent) *trace.CallerSpeech {
+		return &trace.CallerSpeech{Step: st.ID, Utterance: id, Act: st.Act, Text: text, Intent: intent, Invalidates: st.Invalidates}
+	}
+	begin := r.rec.Since()
+	r.caller(trace.KindCallerSpeechStart, ev("", nil))
+	if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhaseOnset}}); err != nil {
+		return err
+	}
+	n := len(words)
+	for k := 1; k < n; k++ {
+		if _, err := r.waitUntil(begin+dur*time.Duration(k)/time.Duration(n), nil); err != nil {
+			return err
+		}
+		text := strings.Join(words[:k], " ")
+		r.caller(trace.KindCallerSpeechPartial, ev(text, nil))
+		if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhasePartial, Text: text}}); err != nil {
+			return err
+		}
+	}
+	if _, err := r.waitUntil(begin+dur, nil); err != nil {
+		return err
+	}
+	r.caller(trace.KindCallerSpeechFinal, ev(st.Text, st.Intent.Clone()))
+	return r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhaseFinal, Text: st.Text}})
+}
+
+func (r *run) noise(st trace.Step) error {
+	r.snd++
+	id := fmt.Sprintf("n%d", r.snd)
+	dur := r.scaled(orDefault(st.Duration, DefaultNoise))
+	data := &trace.CallerNoise{Step: st.ID, ID: id, Sound: st.Sound, Duration: dur}
+	r.caller(trace.KindCallerNoiseStart, data)
+	if err := r.send(native.Message{Event: native.EventSound, Sound: &native.Sound{ID: id, Phase: native.PhaseOnset, Kind: st.Sound}}); err != nil {
+		return err
+	}
+	if err := r.sleep(dur); err != nil {
+		return err
+	}
+	r.caller(trace.KindCallerNoiseEnd, data)
+	return r.send(native.Message{Event: native.EventSound, Sound: &native.Sound{ID: id, Phase: native.PhaseOffset, Kind: st.Sound}})
+}
+
+// backend performs a backend-control step; a refusal is a note, not an
+// ending, since the call is still worth scoring on what happened.
+func (r *run) backend(st trace.Step) {
+	b := r.c.Backend
+	if b == nil {
+		r.note(fmt.Sprintf("step %s: %s: no backend", st.ID, st.Do))
+		return
+	}
+	var err error
+	switch st.Do {
+	case trace.StepHold:
+		err = b.Hold(st.Hold, st.Match, st.Duration)
+	case trace.StepRelease:
+		err = b.Release(st.Hold)
+	case trace.StepFail:
+		err = b.Fail(st.Hold, st.Status)
+	case trace.StepFault:
+		if st.Fault == nil {
+			err = fmt.Errorf("no fault given")
+		} else {
+			err = b.Inject(*st.Fault)
+		}
+	}
+	if err != nil {
+		r.note(fmt.Sprintf("step %s: %s: %v", st.ID, st.Do, err))
+	}
+}
+
+// waitQuiet completes once the agent has been silent with no tool call
+// open for Script.Quiet, counted from the step's start at the earliest.
+func (r *run) waitQuiet(st trace.Step) error {
+	quiet := r.scaled(orDefault(r.c.Script.Quiet, DefaultQuiet))
+	timeout := r.timeout
+	if st.On.Timeout > 0 {
+		timeout = r.scaled(st.On.Timeout)
+	}
+	begin := r.rec.Since()
+	deadline := begin + timeout
+	// target is when the agent will have been quiet long enough, if it
+	// stays as it is now.
+	target := func() time.Duration {
+		if len(r.speaking) > 0 || len(r.open) > 0 {
+			return deadline
+		}
+		return min(max(r.quietSince, begin)+quiet, deadline)
+	}
+	for {
+		until := target()
+		// Return early when the agent's state moves the target.
+		if _, err := r.waitUntil(until, func() bool { return target() != until }); err != nil {
+			return err
+		}
+		now := r.rec.Since()
+		if t := target(); t < deadline && now >= t {
+			return nil
+		}
+		if now >= deadline {
+			r.note(fmt.Sprintf("step %s: agent not quiet for %s within %s; going on", st.ID, quiet, timeout))
+			return nil
+		}
+	}
+}

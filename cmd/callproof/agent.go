@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/callproof/callproof/agents"
+)
+
+// flawList collects repeated --with / --without flags.
+type flawList []string
+
+func (f *flawList) String() string     { return strings.Join(*f, ",") }
+func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")...); return nil }
+
+func cmdAgent(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8080", "address to serve the agent's WebSocket on")
+	var with, without flawList
+	fs.Var(&with, "with", "switch a flaw on (repeatable)")
+	fs.Var(&without, "without", "switch a flaw off (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n\nServes a reference agent over the native WebSocket protocol.\nflaws:")
+		for _, f := range agents.AllFlaws() {
+			fmt.Fprintf(stderr, " %s", f)
+		}
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return exitUsage
+	}
+	name := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitUsage
+	}
+	cfg, err := agents.Named(name)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof agent: %v\n", err)
+		return exitUsage
+	}
+	known := map[agents.Flaw]bool{}
+	for _, f := range agents.AllFlaws() {
+		known[f] = true
+	}
+	for _, set := range []struct {
+		names []string
+		on    bool
+	}{{with, true}, {without, false}} {
+		for _, n := range set.names {
+			f := agents.Flaw(strings.TrimSpace(n))
+			if !known[f] {
+				fmt.Fprintf(stderr, "callproof agent: unknown flaw %q\n", n)
+				return exitUsage
+			}
+			if cfg.Flaws == nil {
+				cfg.Flaws = map[agents.Flaw]bool{}
+			}
+			cfg.Flaws[f] = set.on
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	running, err := agents.Start(ctx, cfg, *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof agent: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "agent %s listening on %s\n", name, running.URL)
+	<-ctx.Done()
+	running.Close()
+	return exitOK
+}

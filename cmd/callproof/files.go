@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/scorer"
+)
+
+// runPath accepts a run file or a results directory holding one.
+func runPath(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Join(p, harness.RunFile)
+	}
+	return p
+}
+
+// loadRun reads histories from a run file, a results directory, or - (stdin).
+func loadRun(p string) ([]*trace.History, error) {
+	if p == "-" {
+		return trace.ReadJSONL(os.Stdin)
+	}
+	return harness.ReadRun(runPath(p))
+}
+
+// loadScores reads scores from a scores file, a results directory, or - (stdin).
+func loadScores(p string) ([]scorer.CallScore, error) {
+	if p == "-" {
+		return harness.DecodeScores(os.Stdin, "stdin")
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		p = filepath.Join(p, harness.ScoresFile)
+	}
+	return harness.ReadScores(p)
+}
+
+func findCall(hs []*trace.History, id string) (*trace.History, error) {
+	for _, h := range hs {
+		if h.Call == id {
+			return h, nil
+		}
+	}
+	ids := make([]string, 0, len(hs))
+	for _, h := range hs {
+		ids = append(ids, h.Call)
+	}
+	return nil, fmt.Errorf("no call %q in the run (calls: %v)", id, ids)
+}

@@ -1,0 +1,74 @@
+// Command callproof tests voice agents by what happened on the call: the
+// tool calls they made and the state they left behind. Every stage works on
+// files, so a saved run can be re-scored, reported, shown and gated later.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Exit codes (docs/CLI.md).
+const (
+	exitOK     = 0 // success; the gate holds
+	exitGate   = 1 // the release gate does not hold
+	exitUsage  = 2 // bad flags, unreadable or invalid input (scenario, policy, history)
+	exitBroken = 3 // broken run: a harness error, the run proves nothing
+)
+
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"validate": {"check scenario files (no files: the built-in packs)", cmdValidate},
+		"run":      {"run a suite against an agent and write a results directory", cmdRun},
+		"score":    {"score recorded histories (run.jsonl in, scores out)", cmdScore},
+		"report":   {"print the suite table from scores (or --json)", cmdReport},
+		"show":     {"one call's timeline and why each axis passed or failed", cmdShow},
+		"gate":     {"apply the release gate to a results directory", cmdGate},
+		"demo":     {"run the core suite against both reference agents", cmdDemo},
+		"agent":    {"serve a reference agent (naive | careful)", cmdAgent},
+		"check":    {"conformance check of an agent's protocol handling", cmdCheck},
+		"schema":   {"print the JSON Schema for scenario files", cmdSchema},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr, cmds)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "callproof: unknown command %q\n\n", args[0])
+		usage(stderr, cmds)
+		return exitUsage
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintf(w, "usage: callproof <command> [flags]\n\ncommands:\n")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintf(w, "\nexit codes: 0 ok, 1 gate does not hold, 2 bad usage or input, 3 broken run\n")
+}

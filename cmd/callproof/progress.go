@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/callproof/callproof/scorer"
+)
+
+// progress draws a one-line bar when stderr is a terminal, and nothing
+// otherwise (logs stay clean in CI).
+type progress struct {
+	w   io.Writer
+	tty bool
+	n   int
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(done, total int, s scorer.CallScore) {
+	if !p.tty || total == 0 {
+		return
+	}
+	const width = 30
+	fill := done * width / total
+	verdict := "ok"
+	if !s.Integrity {
+		verdict = "FAIL"
+		if s.Outcome != "scored" {
+			verdict = string(s.Outcome)
+		}
+	}
+	line := fmt.Sprintf("\r[%s%s] %d/%d %s %s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, s.Call, verdict)
+	pad := p.n - len(line)
+	p.n = len(line)
+	if pad > 0 {
+		line += strings.Repeat(" ", pad)
+	}
+	fmt.Fprint(p.w, line)
+}
+
+func (p *progress) done() {
+	if p.tty && p.n > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/callproof/callproof/reports"
+	"github.com/callproof/callproof/scorer"
+)
+
+func cmdShow(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: callproof show RUN.jsonl|DIR CALL\n\nPrints one call's timeline, event by event, and why each axis passed or failed.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	hs, err := loadRun(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof show: %v\n", err)
+		return exitUsage
+	}
+	h, err := findCall(hs, fs.Arg(1))
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof show: %v\n", err)
+		return exitUsage
+	}
+	if err := reports.WriteTimeline(stdout, h, scorer.Score(h)); err != nil {
+		fmt.Fprintf(stderr, "callproof show: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}

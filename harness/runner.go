@@ -1,0 +1,165 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/mockbackend"
+	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
+)
+
+// Runner places calls: one isolated call per compiled scenario, at most
+// Concurrency at once, each with its own backend namespace and recorder.
+type Runner struct {
+	Backend       *mockbackend.Server
+	Simulator     *callsim.Simulator
+	Transport     callsim.Transport
+	Clock         trace.Clock
+	Concurrency   int     // default 8
+	TimeScale     float64 // offered to the agent; default 1.0
+	Seed          int64   // non-zero: overrides every scenario's seed
+	Suite         string  // label recorded in call.start
+	Agent         string  // label recorded in call.start
+	TransportName string
+	// Results, when set, receives every call as it completes.
+	Results *Results
+	// Progress, when set, is called after each call (from one goroutine at a time).
+	Progress func(done, total int, s scorer.CallScore)
+}
+
+// CallResult is one finished call.
+type CallResult struct {
+	History *trace.History
+	Score   scorer.CallScore
+}
+
+// Run places one call per scenario against the agent at agentURL and
+// returns the results in the scenarios' order. The error is for a run that
+// could not happen at all; per-call failures are outcomes.
+func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Compiled) ([]CallResult, error) {
+	if r.Backend == nil || r.Simulator == nil || r.Transport == nil {
+		return nil, fmt.Errorf("harness: runner needs a backend, a simulator and a transport")
+	}
+	conc := r.Concurrency
+	if conc <= 0 {
+		conc = 8
+	}
+	out := make([]CallResult, len(cases))
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	var writeErr error
+	for i, c := range cases {
+		i, c := i, c
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			h := r.call(ctx, agentURL, c)
+			s := scorer.Score(h)
+			out[i] = CallResult{History: h, Score: s}
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Results != nil {
+				if err := r.Results.Add(h, s); err != nil && writeErr == nil {
+					writeErr = err
+				}
+			}
+			done++
+			if r.Progress != nil {
+				r.Progress(done, len(cases), s)
+			}
+		}()
+	}
+	wg.Wait()
+	return out, writeErr
+}
+
+// call runs one scenario and always returns a complete history: our own
+// failures end it as harness_error, never as a verdict on the agent.
+func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compiled) *trace.History {
+	scale := r.TimeScale
+	if scale <= 0 {
+		scale = 1
+	}
+	seed := c.Seed
+	if r.Seed != 0 {
+		seed = r.Seed
+	}
+	id := c.Scenario.ID
+	rec := trace.NewRecorder(id, r.Clock)
+	rec.Record(trace.SourceHarness, trace.KindCallStart, &trace.CallStart{
+		Schema: trace.SchemaVersion, ScenarioID: id, Category: string(c.Scenario.Category), Suite: r.Suite,
+		Agent: r.Agent, Transport: r.TransportName, Seed: seed, TimeScale: scale,
+		Script: c.Script, Tools: c.Tools, Records: c.Records, Faults: c.Faults,
+	})
+	end := func(o trace.Outcome, reason string, res *callsim.Result) *trace.History {
+		ce := &trace.CallEnd{Outcome: o, Reason: reason}
+		if res != nil {
+			ce.ResponseLatency, ce.YieldLatency = res.ResponseLatency, res.YieldLatency
+		}
+		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
+		return rec.Close()
+	}
+	bc, err := r.Backend.Open(mockbackend.CallConfig{
+		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
+	})
+	if err != nil {
+		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)
+	}
+	res := r.Simulator.Run(ctx, callsim.Call{
+		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: r.Transport,
+		Tools: native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
+	})
+	// Let the backend settle (late commits land or are cut off) before the
+	// snapshot: Close stops timers and fails held calls.
+	bc.Close()
+	outcome, reason := res.Outcome, res.Reason
+	if alive := r.backendAlive(); alive != nil && outcome != trace.OutcomeExcluded {
+		outcome, reason = trace.OutcomeHarnessError, "mock backend unreachable: "+alive.Error()
+	}
+	if ctx.Err() != nil && outcome == "" {
+		outcome, reason = trace.OutcomeHarnessError, "run cancelled: "+ctx.Err().Error()
+	}
+	rec.Record(trace.SourceHarness, trace.KindSnapshot, &trace.Snapshot{Records: bc.Snapshot()})
+	return end(outcome, reason, &res)
+}
+
+// backendAlive checks that the mock backend still accepts connections: a
+// backend that died mid-call makes every tool call fail, which must never
+// read as the agent's fault.
+func (r *Runner) backendAlive() error {
+	u, err := url.Parse(r.Backend.URL())
+	if err != nil {
+		return err
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// Failed returns the scenario ids of calls that did not reach end-to-end
+// integrity (any outcome), sorted.
+func Failed(scores []scorer.CallScore) []string {
+	var ids []string
+	for _, s := range scores {
+		if !s.Integrity && s.Outcome != trace.OutcomeExcluded {
+			ids = append(ids, s.Scenario)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}

@@ -1,0 +1,297 @@
+package mockbackend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/hashicorp/go-memdb"
+)
+
+// CallConfig opens one call.
+type CallConfig struct {
+	ID      string
+	Tools   []trace.ToolSpec
+	Records []trace.Record // starting state; versions kept as given (0 becomes 1)
+	Faults  []trace.Fault
+	// Seed drives fault probabilities (never the token: see Call.Token).
+	Seed int64
+	// TimeScale multiplies every fault delay and hold bound; 0 means 1.
+	TimeScale float64
+	// Recorder receives every tool.* and fault.applied event. Nil makes a
+	// private one on the server's clock.
+	Recorder *trace.Recorder
+}
+
+// Call is one call's backend: its tools, state, ledger, faults and holds.
+// Its methods are safe for concurrent use.
+type Call struct {
+	id       string
+	srv      *Server
+	token    string
+	rec      *trace.Recorder
+	tools    map[string]*tool
+	db       *memdb.MemDB
+	mismatch int
+
+	// ctx is cancelled by Close: it wakes every waiting request.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // requests in flight and late commits
+	closeOnce sync.Once
+
+	mu     sync.Mutex // guards the fields below
+	closed bool
+	scale  float64
+	rng    *mrand.Rand
+	faults []*faultSlot
+	holds  []*hold
+	nextID int
+	nextOp int
+}
+
+// tool is a ToolSpec with its argument patterns compiled.
+type tool struct {
+	spec     trace.ToolSpec
+	args     map[string]trace.ArgSpec
+	patterns map[string]*regexp.Regexp
+}
+
+func newCall(s *Server, cfg CallConfig) (*Call, error) {
+	tools, err := compileTools(cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
+	db, err := newDB()
+	if err != nil {
+		return nil, fmt.Errorf("mockbackend: %w", err)
+	}
+	txn := db.Txn(true)
+	for _, r := range cfg.Records {
+		if r.Table == "" || r.Key == "" {
+			txn.Abort()
+			return nil, fmt.Errorf("mockbackend: record %q/%q needs a table and a key", r.Table, r.Key)
+		}
+		r = r.Clone()
+		if r.Version == 0 {
+			r.Version = 1
+		}
+		must(txn.Insert(tabRecords, &r))
+	}
+	txn.Commit()
+
+	rec := cfg.Recorder
+	if rec == nil {
+		rec = trace.NewRecorder(cfg.ID, s.opts.Clock)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Call{
+		id:       cfg.ID,
+		srv:      s,
+		token:    newToken(),
+		rec:      rec,
+		tools:    tools,
+		db:       db,
+		mismatch: s.opts.IdempotencyMismatchStatus,
+		ctx:      ctx,
+		cancel:   cancel,
+		scale:    normScale(cfg.TimeScale),
+		// Two streams from one seed: the same seed replays the same draws.
+		rng: mrand.New(mrand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15)),
+	}
+	for _, f := range cfg.Faults {
+		if err := c.addFault(f); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
+	tools := make(map[string]*tool, len(specs))
+	for _, sp := range specs {
+		if sp.Name == "" || sp.Table == "" {
+			return nil, fmt.Errorf("mockbackend: tool %q needs a name and a table", sp.Name)
+		}
+		if _, dup := tools[sp.Name]; dup {
+			return nil, fmt.Errorf("mockbackend: tool %q declared twice", sp.Name)
+		}
+		switch sp.Effect {
+		case trace.EffectRead, trace.EffectUpdate:
+			if sp.KeyArg == "" {
+				return nil, fmt.Errorf("mockbackend: tool %q: %s needs key_arg", sp.Name, sp.Effect)
+			}
+		case trace.EffectCreate:
+		default:
+			return nil, fmt.Errorf("mockbackend: tool %q: unknown effect %q", sp.Name, sp.Effect)
+		}
+		t := &tool{spec: sp, args: map[string]trace.ArgSpec{}, patterns: map[string]*regexp.Regexp{}}
+		for _, a := range sp.Args {
+			switch a.Type {
+			case "", "string", "integer", "date":
+			default:
+				return nil, fmt.Errorf("mockbackend: tool %q arg %q: unknown type %q", sp.Name, a.Name, a.Type)
+			}
+			if a.Pattern != "" {
+				re, err := regexp.Compile(a.Pattern)
+				if err != nil {
+					return nil, fmt.Errorf("mockbackend: tool %q arg %q: %w", sp.Name, a.Name, err)
+				}
+				t.patterns[a.Name] = re
+			}
+			t.args[a.Name] = a
+		}
+		tools[sp.Name] = t
+	}
+	return tools, nil
+}
+
+// newToken draws from crypto/rand, not the call's seed: two calls with the
+// same seed would otherwise share a token and accept each other's requests.
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b)
+}
+
+func normScale(f float64) float64 {
+	if f <= 0 {
+		return 1
+	}
+	return f
+}
+
+// ID is the call's id.
+func (c *Call) ID() string { return c.id }
+
+// BaseURL is where the agent finds its tools: {server}/calls/{id}/tools.
+// It is relative until the server is started.
+func (c *Call) BaseURL() string {
+	return c.srv.URL() + "/calls/" + url.PathEscape(c.id) + "/tools"
+}
+
+// Token is the call's bearer token, random per call.
+func (c *Call) Token() string { return c.token }
+
+// Recorder is where the call's events go.
+func (c *Call) Recorder() *trace.Recorder { return c.rec }
+
+// SetTimeScale changes the factor applied to delays and hold bounds from
+// now on (waits already started keep theirs). f <= 0 means 1.
+func (c *Call) SetTimeScale(f float64) {
+	c.mu.Lock()
+	c.scale = normScale(f)
+	c.mu.Unlock()
+}
+
+func (c *Call) scaled(d time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Duration(float64(d) * c.scale)
+}
+
+// Snapshot is the call's state, sorted by table then key.
+func (c *Call) Snapshot() []trace.Record {
+	txn := c.db.Txn(false)
+	defer txn.Abort()
+	return allRecords(txn)
+}
+
+// Diff lists field-level differences between want and the current state.
+func (c *Call) Diff(want []trace.Record) []trace.FieldDiff {
+	return trace.Diff(want, c.Snapshot())
+}
+
+// Ledger is every request the call has seen, in arrival order.
+func (c *Call) Ledger() []LedgerRow {
+	txn := c.db.Txn(false)
+	defer txn.Abort()
+	return ledgerRows(txn)
+}
+
+// Inject adds a fault from now on (after the call's configured faults).
+func (c *Call) Inject(f trace.Fault) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.addFault(f)
+}
+
+// ErrClosed is returned by controls used on a closed call.
+var ErrClosed = errors.New("mockbackend: call closed")
+
+// Close fails held requests with 503, stops late commits, rejects later
+// requests (410) and waits for requests in flight to finish. Snapshot and
+// Ledger keep working. Safe to call twice.
+func (c *Call) Close() {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.srv.forget(c)
+		c.cancel()
+		c.wg.Wait()
+	})
+}
+
+// enter registers a request in flight; false once the call is closed.
+func (c *Call) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	return true
+}
+
+func (c *Call) leave() { c.wg.Done() }
+
+// authorize checks the bearer token: 401 when missing, 403 when wrong
+// (including another call's token).
+func (c *Call) authorize(r *http.Request) (status int, typ, msg string) {
+	h := r.Header.Get("Authorization")
+	tok, ok := cutPrefixFold(h, "Bearer ")
+	if !ok || tok == "" {
+		return http.StatusUnauthorized, "unauthorized", "missing bearer token"
+	}
+	if !tokenEqual(tok, c.token) {
+		return http.StatusForbidden, "forbidden", "token is not valid for this call"
+	}
+	return 0, "", ""
+}
+
+func (c *Call) nextRef() (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextID++
+	return c.nextID, fmt.Sprintf("r%d", c.nextID)
+}
+
+func (c *Call) nextOperation() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextOp++
+	return fmt.Sprintf("op-%d", c.nextOp)
+}
+
+// amend applies fn to ledger row id in its own transaction.
+func (c *Call) amend(id int, fn func(*LedgerRow)) {
+	txn := c.db.Txn(true)
+	defer txn.Abort()
+	amendLedger(txn, id, fn)
+	txn.Commit()
+}

@@ -1,0 +1,19 @@
+// Package mockbackend serves a voice agent's tools over HTTP for one or many
+// calls at once. Each call gets its own go-memdb store, base URL and bearer
+// token; every request is validated against the call's tool catalogue,
+// executed with trace.Apply (so the scorer computes intended state the same
+// way), written to an append-only ledger in the same transaction as its state
+// change, and recorded as tool.* events into the call's trace.Recorder.
+//
+// Scenarios steer a call through faults (small units that wrap the rest of
+// a request, like toxiproxy's toxics), holds that park a request before its
+// commit until the script releases or fails it, and Stripe-style
+// idempotency keys.
+//
+// Every request that reached a call ends in exactly one way: tool.rejected
+// (it never reached the tool), tool.responded (an answer was sent, or
+// Dropped), or tool.cancelled with no answer (the client went away). A held
+// request failed by the script, or one caught by the call closing, records
+// tool.cancelled (no commit) followed by tool.responded with the status sent.
+// Under late_success the commit (or its cancellation) follows the 202.
+package mockbackend

@@ -1,0 +1,154 @@
+package reports
+
+import (
+	"sort"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/scorer"
+)
+
+// AxisCount is one axis's tally over the scored calls.
+type AxisCount struct {
+	Axis    scorer.Axis `json:"axis"`
+	Pass    int         `json:"pass"`
+	Fail    int         `json:"fail"`
+	Unknown int         `json:"unknown"`
+}
+
+// BucketCount is how many failed calls have a bucket as their primary cause.
+type BucketCount struct {
+	Bucket    scorer.Bucket `json:"bucket"`
+	Primary   int           `json:"primary"`
+	Secondary int           `json:"secondary"`
+}
+
+// FailedCall is one line of the failed-call list.
+type FailedCall struct {
+	Call      string        `json:"call"`
+	Scenario  string        `json:"scenario"`
+	Outcome   trace.Outcome `json:"outcome"`
+	FirstAxis scorer.Axis   `json:"first_failing_axis,omitempty"`
+	Bucket    scorer.Bucket `json:"bucket,omitempty"`
+	Reason    string        `json:"reason,omitempty"`
+}
+
+// Summary is a suite's figures. Axes count scored and agent_error calls
+// (an agent that crashed failed its caller); harness_error and excluded
+// calls are reported apart and count nowhere else.
+type Summary struct {
+	Calls     int                   `json:"calls"`
+	Counted   int                   `json:"counted"` // N in "k / N"
+	Outcomes  map[trace.Outcome]int `json:"outcomes"`
+	Axes      []AxisCount           `json:"axes"`
+	Integrity int                   `json:"integrity"`
+	Buckets   []BucketCount         `json:"buckets"`
+	Failed    []FailedCall          `json:"failed"`
+}
+
+// Accumulator builds a Summary one score at a time.
+type Accumulator struct {
+	scores []scorer.CallScore
+}
+
+// Add takes one call's score.
+func (a *Accumulator) Add(s scorer.CallScore) { a.scores = append(a.scores, s) }
+
+// Summary computes the figures for everything added so far.
+func (a *Accumulator) Summary() Summary { return Summarize(a.scores) }
+
+// Summarize computes a suite's figures. The result is deterministic: failed
+// calls are listed by call id, buckets by count then precedence.
+func Summarize(scores []scorer.CallScore) Summary {
+	s := Summary{Outcomes: map[trace.Outcome]int{}}
+	axes := scorer.Axes()
+	counts := make([]AxisCount, len(axes))
+	for i, ax := range axes {
+		counts[i].Axis = ax
+	}
+	prim := map[scorer.Bucket]int{}
+	sec := map[scorer.Bucket]int{}
+	for _, c := range scores {
+		s.Calls++
+		s.Outcomes[c.Outcome]++
+		if !countsInSuite(c) {
+			s.Failed = append(s.Failed, FailedCall{Call: c.Call, Scenario: c.Scenario, Outcome: c.Outcome, Reason: c.Reason})
+			continue
+		}
+		s.Counted++
+		for i, ax := range axes {
+			switch c.Axis(ax).Verdict {
+			case scorer.Pass:
+				counts[i].Pass++
+			case scorer.Fail:
+				counts[i].Fail++
+			default:
+				counts[i].Unknown++
+			}
+		}
+		if c.Integrity {
+			s.Integrity++
+			continue
+		}
+		f := FailedCall{Call: c.Call, Scenario: c.Scenario, Outcome: c.Outcome, Bucket: c.Primary, Reason: c.Reason}
+		for _, ax := range axes {
+			if c.Axis(ax).Verdict != scorer.Pass {
+				f.FirstAxis = ax
+				break
+			}
+		}
+		s.Failed = append(s.Failed, f)
+		if c.Primary != "" {
+			prim[c.Primary]++
+		}
+		for _, b := range c.Secondary {
+			sec[b]++
+		}
+	}
+	s.Axes = counts
+	order := map[scorer.Bucket]int{}
+	for i, b := range scorer.Buckets() {
+		order[b] = i
+	}
+	for b, n := range prim {
+		s.Buckets = append(s.Buckets, BucketCount{Bucket: b, Primary: n, Secondary: sec[b]})
+	}
+	for b, n := range sec {
+		if prim[b] == 0 {
+			s.Buckets = append(s.Buckets, BucketCount{Bucket: b, Secondary: n})
+		}
+	}
+	sort.Slice(s.Buckets, func(i, j int) bool {
+		x, y := s.Buckets[i], s.Buckets[j]
+		if x.Primary != y.Primary {
+			return x.Primary > y.Primary
+		}
+		return order[x.Bucket] < order[y.Bucket]
+	})
+	sort.Slice(s.Failed, func(i, j int) bool { return s.Failed[i].Call < s.Failed[j].Call })
+	return s
+}
+
+// countsInSuite says whether a call's axes count in the suite figures.
+func countsInSuite(c scorer.CallScore) bool {
+	return c.Outcome == trace.OutcomeScored || c.Outcome == trace.OutcomeAgentError
+}
+
+// Axis returns one axis's tally.
+func (s Summary) Axis(a scorer.Axis) AxisCount {
+	for _, c := range s.Axes {
+		if c.Axis == a {
+			return c
+		}
+	}
+	return AxisCount{Axis: a}
+}
+
+// PrimaryCount returns how many failed calls have b as primary bucket.
+func (s Summary) PrimaryCount(b scorer.Bucket) int {
+	for _, c := range s.Buckets {
+		if c.Bucket == b {
+			return c.Primary
+		}
+	}
+	return 0
+}

@@ -1,0 +1,165 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/scorer"
+)
+
+// Title labels a table.
+type Title struct {
+	Suite string
+	Agent string
+}
+
+// WriteTable renders the suite table: each axis as k / N, end-to-end
+// integrity, the root-cause buckets by count, then one line per failed call
+// naming its first failing axis and its bucket.
+func WriteTable(w io.Writer, t Title, s Summary) error {
+	var b strings.Builder
+	head := "callproof"
+	if t.Suite != "" {
+		head += " · suite " + t.Suite
+	}
+	if t.Agent != "" {
+		head += " · agent " + t.Agent
+	}
+	fmt.Fprintf(&b, "%s · %d calls\n", head, s.Calls)
+	if extra := outcomeLine(s); extra != "" {
+		fmt.Fprintf(&b, "outcomes: %s\n", extra)
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "axis\tpass\tunknown\n")
+	for _, a := range s.Axes {
+		fmt.Fprintf(tw, "%s\t%d / %d\t%d\n", a.Axis, a.Pass, s.Counted, a.Unknown)
+	}
+	fmt.Fprintf(tw, "end-to-end integrity\t%d / %d\t\n", s.Integrity, s.Counted)
+	tw.Flush()
+	if len(s.Buckets) > 0 {
+		fmt.Fprintf(&b, "\nroot causes (primary, +secondary)\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, c := range s.Buckets {
+			sec := ""
+			if c.Secondary > 0 {
+				sec = fmt.Sprintf("+%d", c.Secondary)
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\n", c.Bucket, c.Primary, sec)
+		}
+		tw.Flush()
+	}
+	if len(s.Failed) > 0 {
+		fmt.Fprintf(&b, "\nfailed calls\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, f := range s.Failed {
+			if f.Outcome != trace.OutcomeScored {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.Outcome, f.Reason)
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.FirstAxis, f.Bucket)
+		}
+		tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func outcomeLine(s Summary) string {
+	var parts []string
+	for _, o := range []trace.Outcome{trace.OutcomeScored, trace.OutcomeAgentError, trace.OutcomeHarnessError, trace.OutcomeExcluded} {
+		if n := s.Outcomes[o]; n > 0 && !(o == trace.OutcomeScored && n == s.Calls) {
+			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WriteJSON writes the summary as indented JSON.
+func WriteJSON(w io.Writer, s Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// Column is one column of a side-by-side table.
+type Column struct {
+	Name    string
+	Summary Summary
+	// Note is printed under the column's figures (e.g. a gate verdict).
+	Note string
+}
+
+// WriteSideBySide renders several summaries as columns: axes, integrity and
+// buckets, each cell "k / N" (buckets: the primary count).
+func WriteSideBySide(w io.Writer, cols []Column) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	fmt.Fprintf(tw, "axis")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "\t%s", c.Name)
+	}
+	fmt.Fprintln(tw)
+	for _, ax := range scorer.Axes() {
+		fmt.Fprintf(tw, "%s", ax)
+		for _, c := range cols {
+			fmt.Fprintf(tw, "\t%s", ratio(c.Summary.Axis(ax).Pass, c.Summary.Counted))
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintf(tw, "end-to-end integrity")
+	for _, c := range cols {
+		fmt.Fprintf(tw, "\t%s", ratio(c.Summary.Integrity, c.Summary.Counted))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "root cause (primary)")
+	for range cols {
+		fmt.Fprintf(tw, "\t")
+	}
+	fmt.Fprintln(tw)
+	for _, bk := range scorer.Buckets() {
+		seen := false
+		for _, c := range cols {
+			if c.Summary.PrimaryCount(bk) > 0 {
+				seen = true
+			}
+		}
+		if !seen {
+			continue
+		}
+		fmt.Fprintf(tw, "  %s", bk)
+		for _, c := range cols {
+			fmt.Fprintf(tw, "\t%d", c.Summary.PrimaryCount(bk))
+		}
+		fmt.Fprintln(tw)
+	}
+	notes := false
+	for _, c := range cols {
+		if c.Note != "" {
+			notes = true
+		}
+	}
+	if notes {
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "release gate")
+		for _, c := range cols {
+			fmt.Fprintf(tw, "\t%s", c.Note)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ratio(k, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d / %d", k, n)
+}

@@ -1,0 +1,348 @@
+package scenarios
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/callproof/callproof/harness/trace"
+)
+
+// Script defaults and step defaults.
+const (
+	DefaultStepTimeout = 4 * time.Second
+	DefaultCallTimeout = 20 * time.Second
+	DefaultQuiet       = 1200 * time.Millisecond
+	// WordDuration is how long the caller takes per word when a speech step
+	// gives no duration.
+	WordDuration    = 200 * time.Millisecond
+	defaultNoiseLen = 400 * time.Millisecond
+	defaultHoldMax  = 3 * time.Second
+)
+
+// Compiled is a scenario ready to run: everything call.start records.
+type Compiled struct {
+	Scenario *Scenario
+	Script   trace.Script
+	Tools    []trace.ToolSpec
+	Records  []trace.Record
+	Faults   []trace.Fault
+	Seed     int64
+}
+
+// Compile turns a scenario into a script, catalogue, starting records and
+// faults. It fails with Errors (every problem) when Validate would. It
+// never reads Expected or Description.
+func Compile(s *Scenario) (*Compiled, error) {
+	b := &builder{s: s}
+	c := b.build()
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	return c, nil
+}
+
+// Validate reports every problem of the scenario at once: bad values, bad
+// references, and a compact setup that cannot compile. Each error is an
+// *Error. Mistakes the loader already reported are not repeated.
+func (s *Scenario) Validate() []error {
+	b := &builder{s: s}
+	b.build()
+	return b.errs
+}
+
+// SeedOf returns the scenario's seed: the one written, else a stable FNV-1a
+// hash of its id, so reruns of a scenario draw the same numbers.
+func SeedOf(s *Scenario) int64 {
+	if s.Seed != nil {
+		return *s.Seed
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.ID))
+	return int64(h.Sum64())
+}
+
+// builder compiles and validates in one pass so that Validate and Compile
+// can never disagree.
+type builder struct {
+	s       *Scenario
+	tools   []trace.ToolSpec
+	compact bool // steps come from setup: step problems point at setup
+	errs    Errors
+}
+
+func (b *builder) add(path, format string, args ...any) {
+	if b.s.src.decodeFailed(path) {
+		return
+	}
+	b.errs = append(b.errs, &Error{File: b.s.File(), Line: b.s.src.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+func (b *builder) build() *Compiled {
+	s := b.s
+	if s.ID == "" {
+		b.add("id", "required")
+	} else if !idPattern.MatchString(s.ID) {
+		b.add("id", "%q: want lower-case letters, digits, '-' and '_'", s.ID)
+	}
+	if !slices.Contains(Categories(), s.Category) {
+		b.add("category", "unknown category %q (want one of %s)", s.Category, joinCats())
+	}
+	if strings.ContainsAny(s.Description, "\n\r") {
+		b.add("description", "want one line")
+	}
+	b.tools = b.catalog()
+
+	var specs []StepSpec
+	var extra []FaultSpec
+	if len(s.Steps) > 0 {
+		specs = s.Steps
+	} else {
+		b.compact = true
+		specs, extra = b.compactSteps()
+	}
+	steps := b.steps(specs)
+
+	var faults []trace.Fault
+	for i, f := range s.Faults {
+		faults = append(faults, b.fault(index("faults", i), f))
+	}
+	for _, f := range extra {
+		faults = append(faults, b.fault("setup", f))
+	}
+
+	script := trace.Script{Steps: steps, StepTimeout: DefaultStepTimeout, CallTimeout: DefaultCallTimeout, Quiet: DefaultQuiet}
+	if t := s.Timeouts; t != nil {
+		if t.Step > 0 {
+			script.StepTimeout = t.Step.D()
+		}
+		if t.Call > 0 {
+			script.CallTimeout = t.Call.D()
+		}
+		if t.Quiet > 0 {
+			script.Quiet = t.Quiet.D()
+		}
+		if script.CallTimeout < script.StepTimeout {
+			b.add("timeouts.call", "%v is shorter than the step timeout %v", script.CallTimeout, script.StepTimeout)
+		}
+	}
+	return &Compiled{
+		Scenario: s,
+		Script:   script,
+		Tools:    b.tools,
+		Records:  b.records(steps, faults),
+		Faults:   faults,
+		Seed:     SeedOf(s),
+	}
+}
+
+func joinCats() string {
+	var names []string
+	for _, c := range Categories() {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
+}
+
+// catalog returns the scenario's tools (checked) or the order catalogue.
+func (b *builder) catalog() []trace.ToolSpec {
+	if b.s.Tools == nil {
+		return OrderCatalog()
+	}
+	if len(b.s.Tools) == 0 {
+		b.add("tools", "empty catalogue (leave tools out for the order catalogue)")
+	}
+	seen := map[string]bool{}
+	var out []trace.ToolSpec
+	for i, t := range b.s.Tools {
+		p := index("tools", i)
+		if t.Name == "" {
+			b.add(join(p, "name"), "required")
+		} else if seen[t.Name] {
+			b.add(join(p, "name"), "duplicate tool %q", t.Name)
+		}
+		seen[t.Name] = true
+		eff := trace.Effect(t.Effect)
+		if eff != trace.EffectRead && eff != trace.EffectUpdate && eff != trace.EffectCreate {
+			b.add(join(p, "effect"), "unknown effect %q (want read, update or create)", t.Effect)
+		}
+		if t.Table == "" {
+			b.add(join(p, "table"), "required")
+		}
+		spec := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: eff, Table: t.Table, KeyArg: t.KeyArg, Consequential: t.Consequential}
+		args := map[string]bool{}
+		for j, a := range t.Args {
+			ap := index(join(p, "args"), j)
+			if a.Name == "" {
+				b.add(join(ap, "name"), "required")
+			} else if args[a.Name] {
+				b.add(join(ap, "name"), "duplicate argument %q", a.Name)
+			}
+			args[a.Name] = true
+			if a.Type != "string" && a.Type != "integer" && a.Type != "date" {
+				b.add(join(ap, "type"), "unknown type %q (want string, integer or date)", a.Type)
+			}
+			if a.Pattern != "" {
+				if _, err := regexp.Compile(a.Pattern); err != nil {
+					b.add(join(ap, "pattern"), "bad pattern: %v", err)
+				}
+			}
+			spec.Args = append(spec.Args, trace.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required,
+				Enum: slices.Clone(a.Enum), Pattern: a.Pattern, Description: a.Description})
+		}
+		if (eff == trace.EffectRead || eff == trace.EffectUpdate) && t.KeyArg == "" {
+			b.add(join(p, "key_arg"), "required for effect %s", t.Effect)
+		} else if t.KeyArg != "" && !args[t.KeyArg] {
+			b.add(join(p, "key_arg"), "%q is not an argument of %s", t.KeyArg, t.Name)
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+func (b *builder) tool(name string) (trace.ToolSpec, bool) { return trace.Catalog(b.tools, name) }
+
+func (b *builder) toolNames() string {
+	var n []string
+	for _, t := range b.tools {
+		n = append(n, t.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// defaultAction is the first consequential tool of the catalogue.
+func (b *builder) defaultAction() string {
+	for _, t := range b.tools {
+		if t.Consequential {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+func (b *builder) match(path string, m *Match) *trace.ToolMatch {
+	if m == nil {
+		return nil
+	}
+	if m.Tool != "" {
+		t, ok := b.tool(m.Tool)
+		if !ok {
+			b.add(join(path, "tool"), "tool %q is not in the catalogue (%s)", m.Tool, b.toolNames())
+		} else {
+			for _, k := range trace.SortedKeys(m.Args) {
+				if !hasArg(t, k) {
+					b.add(join(join(path, "args"), k), "%q is not an argument of %s", k, t.Name)
+				}
+			}
+		}
+	}
+	return &trace.ToolMatch{Tool: m.Tool, Args: maps.Clone(m.Args)}
+}
+
+func hasArg(t trace.ToolSpec, name string) bool {
+	for _, a := range t.Args {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func faultKinds() []trace.FaultKind {
+	return []trace.FaultKind{trace.FaultLatency, trace.FaultTimeout, trace.FaultStatus, trace.FaultStatusAfter,
+		trace.FaultEmpty, trace.FaultWrongRecord, trace.FaultLateSuccess, trace.FaultDuplicate, trace.FaultDropResp}
+}
+
+func (b *builder) fault(path string, f FaultSpec) trace.Fault {
+	kind := trace.FaultKind(f.Kind)
+	if !slices.Contains(faultKinds(), kind) {
+		var names []string
+		for _, k := range faultKinds() {
+			names = append(names, string(k))
+		}
+		b.add(join(path, "kind"), "unknown fault %q (want one of %s)", f.Kind, strings.Join(names, ", "))
+	}
+	if f.Probability < 0 || f.Probability > 1 {
+		b.add(join(path, "probability"), "%v is outside 0..1", f.Probability)
+	}
+	if f.Times < 0 {
+		b.add(join(path, "times"), "must not be negative")
+	}
+	switch kind {
+	case trace.FaultStatus, trace.FaultStatusAfter:
+		if f.Status < 400 || f.Status > 599 {
+			b.add(join(path, "status"), "want an HTTP error status 400..599 for fault %s, got %d", kind, f.Status)
+		}
+	case trace.FaultWrongRecord:
+		if f.Record == "" {
+			b.add(join(path, "record"), "required for fault wrong_record")
+		}
+	case trace.FaultLatency, trace.FaultLateSuccess:
+		if f.Delay <= 0 {
+			b.add(join(path, "delay"), "required for fault %s", kind)
+		}
+	}
+	return trace.Fault{Kind: kind, Match: b.match(join(path, "match"), f.Match), Probability: f.Probability,
+		Times: f.Times, Delay: f.Delay.D(), Status: f.Status, Record: f.Record}
+}
+
+// records returns the starting records: those written, or for the order
+// catalogue, one order per order number the caller mentions or a fault
+// returns, plus the decoy.
+func (b *builder) records(steps []trace.Step, faults []trace.Fault) []trace.Record {
+	if b.s.Records != nil {
+		var out []trace.Record
+		seen := map[[2]string]bool{}
+		for i, r := range b.s.Records {
+			p := index("records", i)
+			if r.Table == "" {
+				b.add(join(p, "table"), "required")
+			}
+			if r.Key == "" {
+				b.add(join(p, "key"), "required")
+			}
+			if seen[[2]string{r.Table, r.Key}] {
+				b.add(join(p, "key"), "duplicate record %s/%s", r.Table, r.Key)
+			}
+			seen[[2]string{r.Table, r.Key}] = true
+			if r.Version < 0 {
+				b.add(join(p, "version"), "must not be negative")
+			}
+			v := r.Version
+			if v == 0 {
+				v = 1
+			}
+			f := maps.Clone(r.Fields)
+			if f == nil {
+				f = map[string]string{}
+			}
+			out = append(out, trace.Record{Table: r.Table, Key: r.Key, Version: v, Fields: f})
+		}
+		return out
+	}
+	if b.s.Tools != nil {
+		return nil // a custom catalogue: nothing to guess
+	}
+	var keys []string
+	addKey := func(k string) {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, st := range steps {
+		if st.Intent != nil {
+			addKey(st.Intent.Slots["order_number"])
+		}
+	}
+	for _, f := range faults {
+		addKey(f.Record)
+	}
+	addKey(DecoyOrder)
+	return orderRecords(keys)
+}

@@ -1,0 +1,77 @@
+package scorer
+
+import (
+	"fmt"
+
+	"github.com/callproof/callproof/harness/trace"
+)
+
+// backendCorrect: the final snapshot is the state the caller's last intent
+// implies, and no effect happened twice (docs/SCORING.md, axis 5).
+func (v *view) backendCorrect() AxisResult {
+	res := AxisResult{Axis: BackendCorrect}
+	if v.final == nil || v.snap == nil {
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, Finding{Text: "no caller intent or no backend snapshot"})
+		return res
+	}
+	res.Verdict = Pass
+	cs := v.commits()
+	if !v.final.in.Execute {
+		for _, c := range cs {
+			res.Verdict = Fail
+			res.Findings = append(res.Findings, v.find(describe(c.r.tool, c.r.args)+" committed although the caller wanted nothing done", c.seq, v.finalSeq))
+		}
+	}
+	if d := trace.Diff(v.want, v.snap.Records); len(d) > 0 {
+		res.Verdict = Fail
+		res.Findings = append(res.Findings, v.find(fmt.Sprintf("snapshot differs from the intended state in %d field(s): %s", len(d), diffText(d)), v.snapSeq))
+	}
+	for _, f := range v.duplicates(cs) {
+		res.Verdict = Fail
+		res.Findings = append(res.Findings, f)
+	}
+	if res.Verdict == Pass {
+		res.Findings = append(res.Findings, v.find("snapshot equals the intended state", v.snapSeq))
+	}
+	return res
+}
+
+// duplicates finds consequential effects committed more than once.
+func (v *view) duplicates(cs []commitRef) []Finding {
+	var out []Finding
+	for i, c := range cs {
+		for _, p := range cs[:i] {
+			if effect(p.r) == effect(c.r) {
+				out = append(out, v.find(describe(c.r.tool, c.r.args)+" committed twice", p.seq, c.seq))
+				break
+			}
+		}
+	}
+	return out
+}
+
+func diffText(ds []trace.FieldDiff) string {
+	s := ""
+	for i, d := range ds {
+		if i == 3 {
+			return s + ", ..."
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += d.Table + "/" + d.Key
+		if d.Field != "" {
+			s += "." + d.Field
+		}
+		s += " want " + quote(d.Want) + " got " + quote(d.Got)
+	}
+	return s
+}
+
+func quote(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,208 @@
+package scorer
+
+// buckets runs every root-cause rule on a failed call, in precedence order.
+// wrong_record only counts when nothing above explains the call, and
+// unclassified only when nothing fits at all.
+func (v *view) buckets() []BucketHit {
+	var hits []BucketHit
+	add := func(b Bucket, fs []Finding) {
+		if len(fs) > 0 {
+			hits = append(hits, BucketHit{Bucket: b, Findings: fs})
+		}
+	}
+	add(BucketStaleToolArgs, v.bucketStaleArgs())
+	add(BucketInflightNotCanceled, v.bucketInflight())
+	add(BucketUnverifiedResult, v.bucketUnverified())
+	add(BucketNoiseBargeIn, v.bucketNoise())
+	add(BucketUnsafeRetry, v.bucketUnsafeRetry())
+	add(BucketEarlyConfirmation, v.bucketEarly())
+	add(BucketMissingIdempotency, v.bucketNoIdempotency())
+	add(BucketNotExecuted, v.bucketNotExecuted())
+	if len(hits) == 0 {
+		add(BucketWrongRecord, v.bucketWrongRecord())
+	}
+	if len(hits) == 0 {
+		hits = append(hits, BucketHit{Bucket: BucketUnclassified, Findings: []Finding{{Text: "no root-cause rule fits this failure"}}})
+	}
+	return hits
+}
+
+// stale_tool_args: a consequential call received after an intent change
+// carrying values that change superseded, or after the action was withdrawn.
+func (v *view) bucketStaleArgs() []Finding {
+	var out []Finding
+	for _, r := range v.reqs {
+		if !r.consequential() || r.recv == 0 || r.rejected > 0 {
+			continue
+		}
+		m := v.markBefore(r.recv)
+		switch {
+		case m == nil:
+		case !m.in.Execute:
+			out = append(out, v.find(r.tool+" was received after the caller withdrew the action", m.seq, r.recv))
+		case !matches(r.tool, r.args, m) && v.staleArgs(r, m):
+			out = append(out, v.find(describe(r.tool, r.args)+" was received with superseded values after the caller changed them", m.seq, r.recv))
+		}
+	}
+	return out
+}
+
+// inflight_not_cancelled: a consequential call in flight when the caller
+// invalidated it, left to commit.
+func (v *view) bucketInflight() []Finding {
+	var out []Finding
+	for _, r := range v.reqs {
+		m := v.invalidatedOpen(r)
+		if m == nil {
+			continue
+		}
+		for _, c := range r.commits {
+			if c > m.seq {
+				out = append(out, v.find(describe(r.tool, r.args)+" was received before the caller's change, never cancelled, and committed after it", r.recv, m.seq, c))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// unverified_tool_result: a bad answer followed by a done-claim with no
+// verifying call in between (a read, or the same call answered cleanly).
+func (v *view) bucketUnverified() []Finding {
+	var out []Finding
+	for _, r := range v.reqs {
+		m := r.moment()
+		if r.problem == "" || m == 0 {
+			continue
+		}
+		for _, u := range v.utts {
+			if u.start <= m || !u.completed() || u.f.claim != claimDone {
+				continue
+			}
+			if !v.verifiedBetween(r, m, u.start) {
+				out = append(out, v.find(article(r.problem)+" answer to "+r.tool+" was followed by a done-claim without a verifying read", m, u.start))
+			}
+			break
+		}
+	}
+	return out
+}
+
+func (v *view) verifiedBetween(bad *request, from, to int) bool {
+	for _, r := range v.reqs {
+		if r.recv <= from || r.responded == 0 || r.responded >= to || r.problem != "" || r.status != 200 {
+			continue
+		}
+		if !r.consequential() || effect(r) == effect(bad) {
+			return true
+		}
+	}
+	return false
+}
+
+// noise_as_barge_in: the agent cleared its speech during a noise window.
+func (v *view) bucketNoise() []Finding {
+	var out []Finding
+	for _, w := range v.noise {
+		to := v.lastAt
+		if w.end > 0 {
+			to = w.to + v.yield
+		}
+		for _, u := range v.utts {
+			if u.clear > w.start && u.stopAt <= to {
+				out = append(out, v.find("agent cleared its speech for background noise", w.start, u.clear))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// unsafe_retry: a consequential call that errored (or lost its answer)
+// after committing, then a retry without the same idempotency key that
+// committed the effect again.
+func (v *view) bucketUnsafeRetry() []Finding {
+	var out []Finding
+	for _, a := range v.reqs {
+		if !a.consequential() || len(a.commits) == 0 || (a.problem != "error" && a.problem != "dropped" && a.problem != "timeout") {
+			continue
+		}
+		for _, b := range v.reqs {
+			if b == a || b.recv <= a.moment() || len(b.commits) == 0 || effect(a) != effect(b) {
+				continue
+			}
+			if b.idem == "" || b.idem != a.idem {
+				out = append(out, v.find("after "+article(a.problem)+" answer to a "+a.tool+" that had committed, a retry without the same idempotency key committed again",
+					a.commits[0], a.moment(), b.recv, b.commits[0]))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// early_confirmation: a done-claim spoken while nothing had committed yet,
+// with the write landing after it.
+func (v *view) bucketEarly() []Finding {
+	cs := v.commits()
+	for _, u := range v.utts {
+		if !u.completed() || u.f.claim != claimDone {
+			continue
+		}
+		before, after := false, 0
+		for _, c := range cs {
+			if c.seq < u.start {
+				before = true
+			} else if after == 0 {
+				after = c.seq
+			}
+		}
+		if !before && after > 0 {
+			return []Finding{v.find("agent claimed done before the write committed", u.start, after)}
+		}
+	}
+	return nil
+}
+
+// missing_idempotency_key: the same effect committed twice by unkeyed
+// requests with no bad answer in between to excuse a retry.
+func (v *view) bucketNoIdempotency() []Finding {
+	cs := v.commits()
+	for i, c := range cs {
+		for _, p := range cs[:i] {
+			if effect(p.r) != effect(c.r) || c.r.idem != "" {
+				continue
+			}
+			if p.r != c.r && p.r.problem != "" && p.r.moment() > 0 && p.r.moment() < c.r.recv {
+				continue // a retry after an error: unsafe_retry's case
+			}
+			return []Finding{v.find(c.r.tool+" committed the same effect twice from requests without an idempotency key", p.seq, c.seq)}
+		}
+	}
+	return nil
+}
+
+// action_not_executed: the agent claimed done and nothing was committed.
+func (v *view) bucketNotExecuted() []Finding {
+	if len(v.commits()) > 0 {
+		return nil
+	}
+	for _, u := range v.utts {
+		if u.completed() && u.f.claim == claimDone {
+			return []Finding{v.find("agent claimed done but the backend recorded no write", u.start, v.snapSeq)}
+		}
+	}
+	return nil
+}
+
+// wrong_record: a commit to a record the final intent does not target.
+func (v *view) bucketWrongRecord() []Finding {
+	t := v.targets()
+	var out []Finding
+	for _, c := range v.commits() {
+		if !contains(t, [2]string{c.table, c.key}) {
+			out = append(out, v.find(c.r.tool+" committed to "+c.table+"/"+c.key+", a record the caller never meant", c.seq))
+		}
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package scorer
+
+import (
+	"fmt"
+
+	"github.com/callproof/callproof/harness/trace"
+)
+
+// captured: did the agent notice the challenge at all? Judged on its first
+// act after the challenge moment (docs/SCORING.md, axis 1).
+func (v *view) captured() AxisResult {
+	res := AxisResult{Axis: Captured}
+	switch v.ch.kind {
+	case ChallengeCorrection, ChallengeNegation, ChallengeInterruption:
+		return v.capturedSpeech(res)
+	case ChallengeNoise:
+		return v.capturedNoise(res)
+	case ChallengeToolFailure:
+		if len(v.ch.faults) > 0 {
+			return v.capturedFault(res)
+		}
+	}
+	return v.capturedPlain(res)
+}
+
+func (v *view) capturedSpeech(res AxisResult) AxisResult {
+	verdict := Pass
+	if v.ch.step.Act == trace.ActInterrupt {
+		f, ok := v.yielded()
+		res.Findings = append(res.Findings, f)
+		if !ok {
+			verdict = Fail
+		}
+	}
+	if !v.ch.invalidating {
+		res.Verdict = verdict
+		return res
+	}
+	cur := v.markAt(v.ch.final)
+	if cur == nil {
+		res.Findings = append(res.Findings, v.find("the challenge carries no caller intent", v.ch.final))
+		res.Verdict = worst(verdict, Unknown)
+		return res
+	}
+	keys := changedSlots(v.markBefore(v.ch.final), cur)
+	seq, j := v.firstAct(v.ch.final, func(e *trace.Event) int { return v.judge(e, cur, keys) })
+	what := "the new intent"
+	if !cur.in.Execute {
+		what = "that the action is withdrawn"
+	}
+	switch j {
+	case actPass:
+		res.Findings = append(res.Findings, v.find("first act after the "+string(v.ch.kind)+" reflects "+what, v.ch.final, seq))
+	case actFail:
+		res.Findings = append(res.Findings, v.find("first act after the "+string(v.ch.kind)+" does not reflect "+what, v.ch.final, seq))
+		verdict = Fail
+	default:
+		res.Findings = append(res.Findings, v.find("no act after the "+string(v.ch.kind)+" reveals whether it was heard", v.ch.final))
+		verdict = worst(verdict, Unknown)
+	}
+	res.Verdict = verdict
+	return res
+}
+
+// yielded checks that an agent talking at the caller's speech onset stops
+// (clear or end) within the yield bound.
+func (v *view) yielded() (Finding, bool) {
+	onset := v.ch.onset
+	if onset == 0 {
+		onset = v.ch.final
+	}
+	at := v.ev(onset).At
+	for _, u := range v.utts {
+		if u.start >= onset || (u.end > 0 && u.end < onset) || (u.clear > 0 && u.clear < onset) {
+			continue
+		}
+		stop := u.clear
+		if stop == 0 {
+			stop = u.end
+		}
+		if stop == 0 {
+			return v.find("agent never stopped the utterance it was speaking at the interruption", onset, u.start), false
+		}
+		if d := u.stopAt - at; d > v.yield {
+			return v.find(fmt.Sprintf("agent kept speaking %v after the interruption (bound %v)", d, v.yield), onset, stop), false
+		}
+		return v.find(fmt.Sprintf("agent yielded within %v of the interruption", u.stopAt-at), onset, stop), true
+	}
+	return v.find("agent was not speaking at the interruption", onset), true
+}
+
+// capturedNoise fails if the agent cleared its speech during a noise
+// window (plus the yield bound, the time a barge-in reaction takes).
+func (v *view) capturedNoise(res AxisResult) AxisResult {
+	res.Verdict = Pass
+	for _, w := range v.noise {
+		to := v.lastAt
+		if w.end > 0 {
+			to = w.to + v.yield
+		}
+		hit := 0
+		for _, u := range v.utts {
+			if u.clear > w.start && u.stopAt <= to {
+				hit = u.clear
+				break
+			}
+		}
+		if hit > 0 {
+			res.Verdict = Fail
+			res.Findings = append(res.Findings, v.find("agent cleared its speech for background noise", w.start, hit))
+		} else {
+			res.Findings = append(res.Findings, v.find("agent did not treat the noise as a barge-in", w.start, w.end))
+		}
+	}
+	return res
+}
+
+// capturedFault: the first act after a bad tool answer must show the agent
+// noticed it — another tool call, or a not-done or wait statement.
+func (v *view) capturedFault(res AxisResult) AxisResult {
+	res.Verdict = Pass
+	for _, r := range v.ch.faults {
+		bad := v.badValues(r)
+		m := r.moment()
+		seq, j := v.firstAct(m, func(e *trace.Event) int {
+			if v.adopted(e, bad) {
+				return actFail
+			}
+			switch e.Kind {
+			case trace.KindAgentToolIntent, trace.KindToolReceived:
+				return actPass
+			case trace.KindAgentSpeechStart:
+				u := v.uttByStart[e.Seq]
+				switch {
+				case u == nil:
+				case u.f.claim == claimNotDone || u.f.claim == claimNone && u.f.wait:
+					return actPass
+				case u.f.claim == claimDone:
+					return actFail
+				}
+			}
+			return actSkip
+		})
+		switch j {
+		case actPass:
+			res.Findings = append(res.Findings, v.find("agent noticed the "+r.problem+" answer to "+r.tool, m, seq))
+		case actFail:
+			res.Findings = append(res.Findings, v.find("agent accepted the "+r.problem+" answer to "+r.tool, m, seq))
+			res.Verdict = Fail
+		default:
+			res.Findings = append(res.Findings, v.find("no act after the "+r.problem+" answer to "+r.tool, m))
+			res.Verdict = worst(res.Verdict, Unknown)
+		}
+	}
+	return res
+}
+
+// capturedPlain: the first revealing act after the request reflects it.
+func (v *view) capturedPlain(res AxisResult) AxisResult {
+	if v.final == nil {
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, Finding{Text: "the caller never stated an intent"})
+		return res
+	}
+	seq, j := v.firstAct(v.finalSeq, func(e *trace.Event) int { return v.judge(e, v.final, nil) })
+	switch j {
+	case actPass:
+		res.Verdict = Pass
+		res.Findings = append(res.Findings, v.find("first act after the request reflects it", v.finalSeq, seq))
+	case actFail:
+		res.Verdict = Fail
+		res.Findings = append(res.Findings, v.find("first act after the request shows other values", v.finalSeq, seq))
+	default:
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, v.find("no act after the request reveals what was heard", v.finalSeq))
+	}
+	return res
+}
+
+// worst combines verdicts: fail beats unknown beats pass.
+func worst(a, b Verdict) Verdict {
+	if a == Fail || b == Fail {
+		return Fail
+	}
+	if a == Unknown || b == Unknown {
+		return Unknown
+	}
+	return Pass
+}

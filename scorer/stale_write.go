@@ -1,0 +1,62 @@
+package scorer
+
+// staleWrite: was every write built on withdrawn values blocked?
+// (docs/SCORING.md, axis 4). A write that committed before the caller
+// changed their mind is not stale; axes 5 and 6 check it was set right.
+func (v *view) staleWrite() AxisResult {
+	res := AxisResult{Axis: StaleWritePrevented}
+	if v.final == nil {
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, Finding{Text: "the caller never stated an intent"})
+		return res
+	}
+	res.Verdict = Pass
+	fail := func(f Finding) {
+		res.Verdict = Fail
+		res.Findings = append(res.Findings, f)
+	}
+	cs := v.commits()
+	for i, c := range cs {
+		m := v.markBefore(c.seq)
+		switch {
+		case !v.final.in.Execute:
+			fail(v.find(describe(c.r.tool, c.r.args)+" committed although the caller's final intent is to do nothing", c.seq, v.finalSeq))
+		case m != nil && !m.in.Execute:
+			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action", c.seq, m.seq))
+		case m != nil && !matches(c.r.tool, c.r.args, m) && v.staleArgs(c.r, m):
+			fail(v.find(describe(c.r.tool, c.r.args)+" committed with values the caller had already replaced", c.seq, m.seq))
+		}
+		// A retry after a bad answer that writes the same effect again was
+		// built on a stale belief that the first write had not landed.
+		for _, p := range cs[:i] {
+			if p.r != c.r && effect(p.r) == effect(c.r) && p.r.problem != "" && p.r.moment() > 0 && p.r.moment() < c.r.recv {
+				fail(v.find("a retry of "+c.r.tool+" after "+article(p.r.problem)+" answer committed the same effect again", p.seq, p.r.moment(), c.seq))
+				break
+			}
+		}
+	}
+	for _, r := range v.reqs {
+		if m := v.invalidatedOpen(r); m != nil && r.closed() == 0 && len(r.commits) == 0 {
+			fail(v.find(describe(r.tool, r.args)+" was in flight when the caller changed the request and was never cancelled", r.recv, m.seq))
+		}
+	}
+	if res.Verdict == Pass {
+		res.Findings = append(res.Findings, Finding{Text: "no write was built on withdrawn values"})
+	}
+	return res
+}
+
+// invalidatedOpen returns the first intent change that found the
+// consequential request r in flight and no longer wanted as built.
+func (v *view) invalidatedOpen(r *request) *mark {
+	if !r.consequential() {
+		return nil
+	}
+	for i := range v.marks {
+		m := &v.marks[i]
+		if m.changed && r.openAt(m.seq) && !matches(r.tool, r.args, m) {
+			return m
+		}
+	}
+	return nil
+}
