@@ -42,7 +42,7 @@ func newInjector(f trace.Fault) (injector, error) {
 	case trace.FaultTimeout:
 		return hang{}, nil
 	case trace.FaultStatus:
-		return failBefore{status}, nil
+		return failBefore{status, f.Delay}, nil
 	case trace.FaultStatusAfter:
 		return failAfter{status}, nil
 	case trace.FaultEmpty:
@@ -136,12 +136,19 @@ func (hang) wrap(stage) stage {
 	}
 }
 
-// failBefore answers status without executing.
-type failBefore struct{ status int }
+// failBefore answers status without executing, after an optional delay (a
+// slow failure gives a scenario time to arm a hold for the retry).
+type failBefore struct {
+	status int
+	d      time.Duration
+}
 
 func (f failBefore) wrap(stage) stage {
 	return func(x *exchange) reply {
 		x.applied(trace.FaultStatus, f.status)
+		if f.d > 0 && !x.wait(f.d) {
+			return x.abandon()
+		}
 		return errorReply(f.status, errorType(f.status), "injected failure", "")
 	}
 }

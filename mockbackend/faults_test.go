@@ -96,6 +96,20 @@ func TestFaultStatus(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.post("update_order", update("5590", "2026-12-03")).status)
 }
 
+func TestFaultStatusDelayed(t *testing.T) {
+	// A slow failure: the answer waits for the delay; a client that leaves
+	// meanwhile ends the request as cancelled, and nothing commits.
+	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultStatus, Status: 500, Delay: time.Hour}))
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := f.async(ctx, "update_order", update("5590", "2026-12-03"))
+	waitFor(t, f.rec, kindOf(trace.KindFaultApplied, "r1"))
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolResponded, "r1")), "no answer before the delay")
+	cancel()
+	<-ch
+	waitFor(t, f.rec, kindOf(trace.KindToolCancelled, "r1"))
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolCommitted, "")))
+}
+
 func TestFaultStatusAfterCommit(t *testing.T) {
 	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultStatusAfter, Status: 500}))
 	r := f.post("update_order", update("5590", "2026-12-03"))

@@ -23,7 +23,7 @@ func (v *view) backendCorrect() AxisResult {
 			res.Findings = append(res.Findings, v.find(describe(c.r.tool, c.r.args)+" committed although the caller wanted nothing done", c.seq, v.finalSeq))
 		}
 	}
-	if d := trace.Diff(v.want, v.snap.Records); len(d) > 0 {
+	if d := v.diff; len(d) > 0 {
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, v.find(fmt.Sprintf("snapshot differs from the intended state in %d field(s): %s", len(d), diffText(d)), v.snapSeq))
 	}

@@ -22,7 +22,7 @@ func (v *view) confirmation() AxisResult {
 		res.Findings = append(res.Findings, f)
 	}
 	res.Verdict = Pass
-	unchanged := len(trace.Diff(v.start.Records, v.snap.Records)) == 0
+	unchanged := v.unchanged
 	switch {
 	case !v.final.in.Execute && u.f.claim != claimNotDone:
 		fail(v.find("caller withdrew the action but the agent's confirmation says it was done", u.start, v.finalSeq))

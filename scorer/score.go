@@ -32,9 +32,7 @@ func Score(h *trace.History) CallScore {
 	v := index(h, start)
 	cs.Challenge = v.ch.kind
 	cs.Axes = []AxisResult{v.captured(), v.activeState(), v.toolArgs(), v.staleWrite(), v.backendCorrect(), v.confirmation()}
-	if v.snap != nil {
-		cs.Diff = trace.Diff(v.want, v.snap.Records)
-	}
+	cs.Diff = v.diff
 	failed := false
 	cs.Integrity = cs.Outcome == trace.OutcomeScored
 	for _, a := range cs.Axes {

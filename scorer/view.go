@@ -124,6 +124,11 @@ type view struct {
 	speechStart map[string]int // caller step -> first speech_start seq
 	speechFinal map[string]int // caller step -> first speech_final seq
 	ch          challenge
+	// Computed once: the diffs and commits several rules read.
+	targetKeys [][2]string
+	cs         []commitRef
+	diff       []trace.FieldDiff // S* vs snapshot
+	unchanged  bool              // snapshot equals the starting records
 }
 
 func (v *view) ev(seq int) *trace.Event { return v.h.BySeq(seq) }
@@ -238,6 +243,11 @@ func index(h *trace.History, start *trace.CallStart) *view {
 		v.settle(r)
 	}
 	v.intended()
+	v.cs = v.collectCommits()
+	if v.snap != nil {
+		v.diff = trace.Diff(v.want, v.snap.Records)
+		v.unchanged = len(trace.Diff(v.start.Records, v.snap.Records)) == 0
+	}
 	v.ch = v.findChallenge()
 	return v
 }
@@ -451,6 +461,11 @@ func (v *view) intended() {
 		return
 	}
 	v.want = w
+	for _, d := range trace.Diff(v.start.Records, v.want) {
+		if k := [2]string{d.Table, d.Key}; !contains(v.targetKeys, k) {
+			v.targetKeys = append(v.targetKeys, k)
+		}
+	}
 }
 
 // applyForm is the canonical form for dates and integers and the trimmed
@@ -465,15 +480,7 @@ func applyForm(typ, s string) string {
 
 // targets lists the records the final intent changes or creates.
 // in Diff's (sorted) order.
-func (v *view) targets() [][2]string {
-	var t [][2]string
-	for _, d := range trace.Diff(v.start.Records, v.want) {
-		if k := [2]string{d.Table, d.Key}; !contains(t, k) {
-			t = append(t, k)
-		}
-	}
-	return t
-}
+func (v *view) targets() [][2]string { return v.targetKeys }
 
 // record finds a record by table and key.
 func record(rs []trace.Record, table, key string) *trace.Record {
@@ -486,7 +493,9 @@ func record(rs []trace.Record, table, key string) *trace.Record {
 }
 
 // commits lists every consequential commit in seq order with its request.
-func (v *view) commits() []commitRef {
+func (v *view) commits() []commitRef { return v.cs }
+
+func (v *view) collectCommits() []commitRef {
 	var out []commitRef
 	for _, r := range v.reqs {
 		if !r.consequential() {
