@@ -34,7 +34,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	return &Env{
 		Backend:   b,
 		Simulator: callsim.New(callsim.Options{Clock: o.Clock}),
-		Transport: nativews.NewTransport(),
+		Transport: &nativews.Transport{},
 		Clock:     o.Clock,
 	}, nil
 }

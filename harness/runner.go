@@ -107,7 +107,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	end := func(o trace.Outcome, reason string, res *callsim.Result) *trace.History {
 		ce := &trace.CallEnd{Outcome: o, Reason: reason}
 		if res != nil {
-			ce.ResponseLatency, ce.YieldLatency = res.ResponseLatency, res.YieldLatency
+			ce.ResponseLatency, ce.YieldLatency, ce.TimeScale = res.ResponseLatency, res.YieldLatency, res.TimeScale
 		}
 		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
 		return rec.Close()

@@ -29,7 +29,7 @@ func Score(h *trace.History) CallScore {
 		cs.Axes = unknownAxes("not scored: " + string(cs.Outcome))
 		return cs
 	}
-	v := index(h, start)
+	v := index(h, start, end)
 	cs.Challenge = v.ch.kind
 	cs.Axes = []AxisResult{v.captured(), v.activeState(), v.toolArgs(), v.staleWrite(), v.backendCorrect(), v.confirmation()}
 	cs.Diff = v.diff

@@ -141,3 +141,17 @@ func TestDiagnosticsCopied(t *testing.T) {
 		t.Error("a failing backend must report its diff")
 	}
 }
+
+// TestYieldBoundScales: the agent yields in 200ms, inside 1.5s at scale 1
+// but outside 150ms at scale 0.1 (the scale recorded in call.end wins).
+func TestYieldBoundScales(t *testing.T) {
+	h := load(t, fixtureNamed(t, "interrupt_new_value")).Clone()
+	last := &h.Events[len(h.Events)-1]
+	end := *last.Data.(*trace.CallEnd)
+	end.TimeScale = 0.1
+	last.Data = &end
+	cs := Score(h)
+	if got := cs.Axis(Captured).Verdict; got != Fail {
+		t.Errorf("captured %s at time scale 0.1, want fail", got)
+	}
+}

@@ -169,11 +169,16 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 	return out
 }
 
-// index walks the history once. start must be non-nil.
-func index(h *trace.History, start *trace.CallStart) *view {
+// index walks the history once. start must be non-nil. The yield bound
+// uses the time scale the call actually ran at (call.end) when recorded,
+// else the one offered in call.start.
+func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v := &view{h: h, start: start, byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
 	scale := start.TimeScale
+	if end != nil && end.TimeScale > 0 {
+		scale = end.TimeScale
+	}
 	if scale <= 0 {
 		scale = 1
 	}

@@ -36,6 +36,9 @@ type CallStart struct {
 type CallEnd struct {
 	Outcome Outcome `json:"outcome,omitempty"`
 	Reason  string  `json:"reason,omitempty"`
+	// TimeScale is the scale the call actually ran at: the offered one if
+	// the agent acknowledged it, else 1.0. Zero in older histories.
+	TimeScale float64 `json:"time_scale,omitempty"`
 	// Diagnostics beside the axes (not verdicts).
 	ResponseLatency time.Duration `json:"response_latency,omitempty"`
 	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
