@@ -391,6 +391,14 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 		p.tool = builtinSpec(tool)
 	}
 	p.read, p.update = e.readTool(), e.updateTool()
+	if p.tool.Effect == trace.EffectCreate {
+		for _, t := range e.catalog {
+			if t.Effect == trace.EffectRead && t.Table == p.tool.Table && t.KeyArg != "" {
+				p.created = t
+				break
+			}
+		}
+	}
 	if !e.has(KeepsSentCalls) {
 		// Careful knows what it may have changed and what was there before,
 		// so a write overtaken by a correction can be put back.

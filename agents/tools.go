@@ -139,6 +139,7 @@ type plan struct {
 	args    map[string]string // its arguments
 	read    trace.ToolSpec    // read tool for the orders table (Name "" if none)
 	update  trace.ToolSpec    // update tool used to restore fields
+	created trace.ToolSpec    // read tool for the write's table when it creates records
 	preRead bool              // read the target before the first write to it
 	// restore: records earlier writes touched, with the value of each
 	// touched field before the agent's first write.
@@ -298,6 +299,14 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if !res.retryable() || try >= w.cfg.MaxRetries {
 			return outFailed, nil
 		}
+		if res.kind == resError && spec.Effect == trace.EffectUpdate && key != "" {
+			// A definite error answer, and the read shows nothing landed:
+			// the backend stored that answer under this key and would
+			// replay it, so the retry is a new request with a new key.
+			// After an unknown outcome (timeout, dropped, empty) the key
+			// stays: a replay is exactly what protects us then.
+			key = fmt.Sprintf("%s-r%d", baseKey(key), try+1)
+		}
 		if !sleep(ctx, w.cfg.Clock, w.cfg.RetryBackoff) {
 			return outCancelled, nil
 		}
@@ -307,10 +316,20 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 // verify checks a 200 against the backend rather than the response.
 func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string, rec *trace.Record) (outcomeKind, map[string]string) {
 	if spec.Effect == trace.EffectCreate {
-		// No read tool for created records: the created record itself is
-		// the evidence, if it is the one we asked for.
-		if rec != nil && rec.Table == spec.Table && holds(*rec, args) {
+		if rec == nil || rec.Table != spec.Table || !holds(*rec, args) {
+			return outUnconfirmed, nil
+		}
+		if p.created.Name == "" {
+			// No read tool for created records: the created record
+			// itself is the only evidence there is.
 			return outDone, copyMap(args)
+		}
+		res := w.client.post(ctx, p.created.Name, map[string]string{p.created.KeyArg: rec.Key}, "", p.version)
+		if res.kind == resOK && res.record.Key == rec.Key && holds(*res.record, args) {
+			return outDone, copyMap(args)
+		}
+		if ctx.Err() != nil {
+			return outCancelled, nil
 		}
 		return outUnconfirmed, nil
 	}
@@ -394,6 +413,14 @@ func recordValues(spec trace.ToolSpec, args map[string]string, rec *trace.Record
 		}
 	}
 	return v
+}
+
+// baseKey strips a retry suffix added by commit.
+func baseKey(k string) string {
+	if i := strings.LastIndex(k, "-r"); i > 0 {
+		return k[:i]
+	}
+	return k
 }
 
 // sleep waits d on the clock; false if ctx ended first.

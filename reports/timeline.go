@@ -34,7 +34,7 @@ func WriteTimeline(w io.Writer, h *trace.History, s scorer.CallScore) error {
 	for _, a := range s.Axes {
 		fmt.Fprintf(&b, "  %-30s %s\n", a.Axis, a.Verdict)
 		for _, f := range a.Findings {
-			fmt.Fprintf(&b, "      %s%s\n", f.Text, seqs(f.Events))
+			fmt.Fprintf(&b, "      %s%s\n", f.Text, seqs(f.Text, f.Events))
 		}
 	}
 	integ := "no"
@@ -51,7 +51,7 @@ func WriteTimeline(w io.Writer, h *trace.History, s scorer.CallScore) error {
 			}
 			fmt.Fprintf(&b, "  %s (%s)\n", hit.Bucket, tag)
 			for _, f := range hit.Findings {
-				fmt.Fprintf(&b, "      %s%s\n", f.Text, seqs(f.Events))
+				fmt.Fprintf(&b, "      %s%s\n", f.Text, seqs(f.Text, f.Events))
 			}
 		}
 	}
@@ -73,8 +73,8 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%9.1fms", float64(d)/float64(time.Millisecond))
 }
 
-func seqs(ev []int) string {
-	if len(ev) == 0 {
+func seqs(text string, ev []int) string {
+	if len(ev) == 0 || strings.Contains(text, "[#") {
 		return ""
 	}
 	parts := make([]string, len(ev))

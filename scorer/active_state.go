@@ -75,8 +75,10 @@ func (v *view) contradicts(e *trace.Event, anchor int) (Finding, bool) {
 			return v.find("a later tool-intent notice shows other values", e.Seq, m.seq), true
 		}
 	case trace.KindToolReceived:
+		// Only writes state a working value: a read of another record
+		// (checking whether a cancelled write landed, say) is not a claim.
 		r := v.byRef[e.Data.(*trace.ToolEvent).Ref]
-		if r != nil && r.initiated > anchor && v.judge(e, m, nil) == actFail {
+		if r != nil && r.consequential() && r.initiated > anchor && v.judge(e, m, nil) == actFail {
 			return v.find("a tool call started after the challenge was received with other values", e.Seq, m.seq), true
 		}
 	case trace.KindAgentSpeechStart:

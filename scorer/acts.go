@@ -69,7 +69,9 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			}
 			return actSkip
 		}
-		if r.rejected > 0 {
+		if r.rejected > 0 || !r.consequential() {
+			// Reads reveal nothing about the working state: an agent may
+			// read any record (to check a cancelled write, say).
 			return actSkip
 		}
 		return v.judgeCall(r.tool, r.args, m, keys)
