@@ -74,7 +74,7 @@ const (
 	DefaultEndOfTurn    = 300 * time.Millisecond
 	DefaultPrepare      = 300 * time.Millisecond
 	DefaultWordTime     = 120 * time.Millisecond
-	DefaultToolTimeout  = 1500 * time.Millisecond
+	DefaultToolTimeout  = 4 * time.Second
 	DefaultRetryBackoff = 200 * time.Millisecond
 	DefaultPollEvery    = 150 * time.Millisecond
 	DefaultMaxRetries   = 2  // careful: retries after the first try

@@ -32,6 +32,15 @@ type utterance struct {
 	words   []string
 	said    int
 	outcome bool // an answer to the caller's request, repeated if cut off
+	// answer is set on a write's answer, so it can be re-worded while it
+	// waits behind the caller's turn.
+	answer *answered
+}
+
+// answered is what an answer utterance reports.
+type answered struct {
+	out outcome
+	p   plan
 }
 
 // engine is the agent's brain for one call. Only the session loop touches
@@ -208,6 +217,27 @@ func (e *engine) hear(text string) {
 		return
 	}
 	e.version++
+	if !e.has(KeepsSentCalls) {
+		// An answer queued behind the caller's turn speaks for the old
+		// version: drop it; the new version gets its own answer.
+		kept := e.queue[:0]
+		for _, u := range e.queue {
+			if !u.outcome {
+				kept = append(kept, u)
+			}
+		}
+		e.queue = kept
+	} else {
+		// The naive pipeline hears perfectly: an answer still waiting to
+		// be spoken is worded from what it heard last, and that answer
+		// stands for the new version too — it never acts on it.
+		for _, u := range e.queue {
+			if u.answer != nil && u.said == 0 {
+				u.words = strings.Fields(e.answerText(u.answer.out, true, u.answer.p))
+				e.handled = e.version
+			}
+		}
+	}
 	pending := ""
 	if e.execute {
 		pending = e.action
@@ -503,16 +533,21 @@ func (e *engine) done(id int, out outcome) {
 	}
 }
 
-// sayAnswer speaks the result of a write. A stale result (KeepsSentCalls)
-// is still the answer, but spoken with the slots as they are now: the agent
-// heard the correction, it just never acted on it.
+// sayAnswer queues the answer to a write (worded by answerText).
 func (e *engine) sayAnswer(out outcome, stale bool, p plan) {
+	e.queue = append(e.queue, &utterance{words: strings.Fields(e.answerText(out, stale, p)), outcome: true, answer: &answered{out: out, p: p}})
+	e.kick()
+}
+
+// answerText words the result of a write. A stale result (KeepsSentCalls)
+// is still the answer, but worded with the slots as they are now: the agent
+// heard the correction, it just never acted on it.
+func (e *engine) answerText(out outcome, stale bool, p plan) string {
 	action, values := p.tool.Name, out.values
 	if stale || values == nil {
 		action, values = e.action, e.argsFor(e.action)
 		if !e.execute {
-			e.say(sayNothingChanged(values[slotOrder]), true)
-			return
+			return sayNothingChanged(values[slotOrder])
 		}
 	}
 	switch out.kind {
@@ -520,11 +555,11 @@ func (e *engine) sayAnswer(out outcome, stale bool, p plan) {
 		if e.has(ConfirmsWrongValue) {
 			values = wrongValues(action, values)
 		}
-		e.say(sayDone(action, values), true)
+		return sayDone(action, values)
 	case outUnconfirmed:
-		e.say(sayUnconfirmed(values[slotOrder]), true)
+		return sayUnconfirmed(values[slotOrder])
 	default:
-		e.say(sayFailed(action, values[slotOrder]), true)
+		return sayFailed(action, values[slotOrder])
 	}
 }
 

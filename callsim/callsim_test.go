@@ -381,3 +381,30 @@ func TestBackendSteps(t *testing.T) {
 		})
 	})
 }
+
+func TestBargeInIsClearedAndTimed(t *testing.T) {
+	o := runCall(t, setup{
+		script: trace.Script{StepTimeout: 5 * time.Second, Steps: []trace.Step{
+			say("s1", "Change order 5590 to December 3.", 200*time.Millisecond, trace.Trigger{}),
+			{ID: "s2", Do: trace.StepSay, Act: trace.ActInterrupt, Invalidates: true, Text: "Wait, stop, don't change anything.",
+				Duration: 200 * time.Millisecond, On: trace.Trigger{Event: trace.KindAgentSpeechStart}},
+		}},
+		agent: func(a *fakeAgent) {
+			a.untilFinal()
+			a.speak("a1", native.PhaseStart, "")
+			a.speak("a1", native.PhaseText, "Okay, updating order 5590:")
+			a.until(func(m native.Message) bool {
+				return m.Event == native.EventSpeech && m.Speech.Phase == native.PhaseOnset
+			})
+			a.send(native.Message{Event: native.EventClear, Clear: &native.Clear{ID: "a1"}})
+			a.drain()
+		},
+	})
+	require.Equal(t, trace.Outcome(""), o.res.Outcome, o.res.Reason)
+	clr := mustFind(t, o.hist, trace.KindAgentClear, nil)
+	assert.Equal(t, "a1", clr.Data.(*trace.AgentSpeech).Utterance)
+	onset := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("s2"))
+	assert.True(t, onset.Data.(*trace.CallerSpeech).Invalidates)
+	assert.Equal(t, clr.At-onset.At, o.res.YieldLatency)
+	assert.Positive(t, o.res.ResponseLatency)
+}

@@ -59,12 +59,13 @@ type run struct {
 	sendSeq  int
 	utt, snd int
 
-	log     []trace.Event
-	last    trace.Event              // the current step's latest caller event
-	marks   map[string]int           // step id -> last seq seen when it finished
-	doneAt  map[string]time.Duration // step id -> call time it finished
-	prevID  string
-	timeout time.Duration // scaled step timeout
+	log      []trace.Event
+	last     trace.Event              // the current step's latest caller event
+	marks    map[string]int           // step id -> last seq seen when it finished
+	doneAt   map[string]time.Duration // step id -> call time it finished
+	prevID   string
+	scriptAt time.Duration // call time the first step began waiting
+	timeout  time.Duration // scaled step timeout
 
 	speaking   map[string]bool
 	open       map[string]bool
@@ -124,6 +125,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	// drops the connection on stop must not turn a finished call into an
 	// agent error. The first cause wins.
 	r.stop(end)
+	if e, ok := context.Cause(r.base).(*ending); ok {
+		end = e
+	}
 	if !r.connDown.Load() {
 		reason := end.reason
 		if end.outcome != "" {
@@ -147,8 +151,12 @@ func (r *run) play() *ending {
 	if offered <= 0 {
 		offered = 1
 	}
+	id := r.c.ID
+	if id == "" {
+		id = r.rec.Call()
+	}
 	err := r.send(native.Message{Event: native.EventStart, Start: &native.Start{
-		CallID: r.c.ID, Tools: r.c.Tools, TimeScale: offered, CustomParameters: r.c.CustomParameters,
+		CallID: id, Tools: r.c.Tools, TimeScale: offered, CustomParameters: r.c.CustomParameters,
 	}})
 	if err != nil {
 		return r.cause(err)
@@ -158,6 +166,7 @@ func (r *run) play() *ending {
 	}
 
 	sc := r.c.Script
+	r.scriptAt = r.rec.Since()
 	r.timeout = r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout))
 	callTimeout := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
 	ctx, cancel := context.WithTimeoutCause(r.ctx, callTimeout, agentError("call timeout"))

@@ -78,7 +78,8 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	if after == "" {
 		after = r.prevID
 	}
-	mark, at := 0, time.Duration(0)
+	// The first step waits from the moment the script began.
+	mark, at := 0, r.scriptAt
 	if after != "" {
 		var ok bool
 		if mark, ok = r.marks[after]; !ok {

@@ -420,7 +420,9 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		// have built anything yet, whatever the machine's load.
 		ch.On = &TriggerSpec{}
 	case "before_agent_finishes":
-		ch.On = &TriggerSpec{Event: string(trace.KindAgentSpeechStart), Delay: ms(300)}
+		// Well into the read-back, and well after a typical preparation
+		// (300ms), so this stage never overlaps during_tool_prep.
+		ch.On = &TriggerSpec{Event: string(trace.KindAgentSpeechStart), Delay: ms(600)}
 		ch.Required = true
 	case "during_tool_prep":
 		ch.On = &TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(400)}

@@ -35,7 +35,7 @@ func (v *view) bucketStaleArgs() []Finding {
 		if !r.consequential() || r.recv == 0 || r.rejected > 0 {
 			continue
 		}
-		m := v.markBefore(r.recv)
+		m := v.markSpoken(r.recv)
 		switch {
 		case m == nil:
 		case !m.in.Execute:
@@ -124,7 +124,7 @@ func (v *view) bucketNoise() []Finding {
 func (v *view) bucketUnsafeRetry() []Finding {
 	var out []Finding
 	for _, a := range v.reqs {
-		if !a.consequential() || len(a.commits) == 0 || (a.problem != "error" && a.problem != "dropped" && a.problem != "timeout") {
+		if !a.consequential() || len(a.commits) == 0 || (a.problem != "error" && a.problem != "dropped" && a.problem != "timeout" && a.problem != "empty") {
 			continue
 		}
 		for _, b := range v.reqs {

@@ -17,14 +17,23 @@ func (v *view) staleWrite() AxisResult {
 	}
 	cs := v.commits()
 	for i, c := range cs {
+		// Judged twice: against the intent in force when the write
+		// committed, and against the one in force (from its onset) when
+		// the request was sent — a write sent while the caller was
+		// correcting it was built on values already being withdrawn.
 		m := v.markBefore(c.seq)
+		sent := v.markSpoken(c.r.recv)
 		switch {
 		case !v.final.in.Execute:
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed although the caller's final intent is to do nothing", c.seq, v.finalSeq))
 		case m != nil && !m.in.Execute:
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action", c.seq, m.seq))
+		case sent != nil && !sent.in.Execute:
+			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was withdrawing the action, and committed", c.r.recv, sent.onset, c.seq))
 		case m != nil && !matches(c.r.tool, c.r.args, m) && v.staleArgs(c.r, m):
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed with values the caller had already replaced", c.seq, m.seq))
+		case sent != nil && !matches(c.r.tool, c.r.args, sent) && v.staleArgs(c.r, sent):
+			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was replacing its values, and committed", c.r.recv, sent.onset, c.seq))
 		}
 		// A retry after a bad answer that writes the same effect again was
 		// built on a stale belief that the first write had not landed.

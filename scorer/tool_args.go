@@ -16,7 +16,7 @@ func (v *view) toolArgs() AxisResult {
 		if !r.consequential() || r.recv == 0 || r.rejected > 0 {
 			continue
 		}
-		m := v.markBefore(r.recv)
+		m := v.markSpoken(r.recv)
 		switch {
 		case m == nil:
 			res.Verdict = Fail

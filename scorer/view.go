@@ -19,6 +19,7 @@ const baseYield = 1500 * time.Millisecond
 // mark is one recorded caller intent (speech final or DTMF).
 type mark struct {
 	seq     int
+	onset   int               // seq of the utterance's speech onset (seq for DTMF)
 	in      *trace.Intent
 	norm    map[string]string // slots in canonical form
 	changed bool              // version differs from the previous mark
@@ -199,10 +200,14 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 				if _, ok := v.speechFinal[d.Step]; !ok {
 					v.speechFinal[d.Step] = e.Seq
 				}
-				v.addMark(e.Seq, d.Intent)
+				onset := v.speechStart[d.Step]
+				if onset == 0 {
+					onset = e.Seq
+				}
+				v.addMark(e.Seq, onset, d.Intent)
 			}
 		case *trace.CallerDTMF:
-			v.addMark(e.Seq, d.Intent)
+			v.addMark(e.Seq, e.Seq, d.Intent)
 		case *trace.CallerNoise:
 			key := d.Step + "\x00" + d.ID
 			if e.Kind == trace.KindCallerNoiseStart {
@@ -257,11 +262,11 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	return v
 }
 
-func (v *view) addMark(seq int, in *trace.Intent) {
+func (v *view) addMark(seq, onset int, in *trace.Intent) {
 	if in == nil {
 		return
 	}
-	m := mark{seq: seq, in: in, norm: make(map[string]string, len(in.Slots))}
+	m := mark{seq: seq, onset: onset, in: in, norm: make(map[string]string, len(in.Slots))}
 	for k, s := range in.Slots {
 		if s = normValue(v.argType(in.Action, k), s); s != "" {
 			m.norm[k] = s
@@ -381,6 +386,22 @@ func (v *view) markBefore(seq int) *mark {
 	var m *mark
 	for i := range v.marks {
 		if v.marks[i].seq >= seq {
+			break
+		}
+		m = &v.marks[i]
+	}
+	return m
+}
+
+// markSpoken is the intent a request sent at seq must match: like
+// markBefore, but an intent change counts from its utterance's onset. An
+// agent that fires a write while the caller is mid-correction has not
+// waited for the turn; one that sent it before the caller spoke could not
+// have known (docs/SCORING.md, "when an intent takes force").
+func (v *view) markSpoken(seq int) *mark {
+	var m *mark
+	for i := range v.marks {
+		if v.marks[i].seq >= seq && !(v.marks[i].changed && v.marks[i].onset < seq) {
 			break
 		}
 		m = &v.marks[i]
