@@ -1,7 +1,6 @@
 package callsim
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,10 +14,6 @@ import (
 func (r *run) step(i int) (*ending, error) {
 	st := r.c.Script.Steps[i]
 	end, err := r.trigger(st)
-	if errors.Is(err, errSkipped) {
-		r.finish(st.ID)
-		return nil, nil
-	}
 	if err != nil || end != nil {
 		return end, err
 	}
@@ -50,7 +45,7 @@ func (r *run) step(i int) (*ending, error) {
 	return nil, nil
 }
 
-// finish marks a step done (or skipped): later triggers look at events
+// finish marks a step done: later triggers look at events
 // recorded after this mark. A step that ended with an event of its own
 // (say, noise, dtmf) is done at that event, so an agent's quick answer to
 // it is never mistaken for something that came before.
@@ -71,7 +66,7 @@ func (r *run) caller(k trace.Kind, d any) {
 }
 
 // trigger waits for a step's trigger. A missed trigger ends the call for a
-// required step and returns errSkipped for any other.
+// required step; any other step then runs anyway (see missed).
 func (r *run) trigger(st trace.Step) (*ending, error) {
 	on := st.On
 	after := on.After
@@ -156,16 +151,17 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	return nil, nil
 }
 
-// errSkipped marks an optional step whose trigger was missed: it counts as
-// done without acting, so the call goes on.
-var errSkipped = errors.New("step skipped")
-
+// missed records a trigger that never fired. A Required step ends the
+// call as excluded; any other step runs anyway, late: a caller whose cue
+// never came still says their piece (the request after a greeting that
+// never came, a correction the agent gave no opening for), and the call is
+// scored on what happened.
 func (r *run) missed(st trace.Step, reason string) (*ending, error) {
 	r.rec.Record(trace.SourceHarness, trace.KindTriggerMissed, &trace.TriggerNote{Step: st.ID, On: describe(st.On), Reason: reason})
 	if st.Required {
 		return &ending{outcome: trace.OutcomeExcluded, reason: fmt.Sprintf("step %s: trigger missed: %s", st.ID, reason)}, nil
 	}
-	return nil, errSkipped
+	return nil, nil
 }
 
 // matches reports whether e is the trigger's event. A tool match applies to

@@ -402,12 +402,18 @@ func ask(req request) StepSpec {
 		On: &TriggerSpec{Event: string(trace.KindAgentSpeechEnd), Timeout: Duration(2 * time.Second)}}
 }
 
+// quietBound bounds the final wait_quiet of a compact script.
+const quietBound = 12 * time.Second
+
 // script assembles pre, ask, the challenge, post, then wait_quiet and hangup.
 func script(pre []StepSpec, a StepSpec, challenge, post []StepSpec) []StepSpec {
 	out := append(slices.Clone(pre), a)
 	out = append(out, challenge...)
 	out = append(out, post...)
-	return append(out, StepSpec{ID: "quiet", Do: "wait_quiet"}, StepSpec{ID: "bye", Do: "hangup"})
+	// The quiet wait outlasts an agent's tool timeout and a retry or two,
+	// so a slow but correct agent is never hung up on mid-recovery.
+	quiet := StepSpec{ID: "quiet", Do: "wait_quiet", On: &TriggerSpec{Timeout: Duration(quietBound)}}
+	return append(out, quiet, StepSpec{ID: "bye", Do: "hangup"})
 }
 
 // staged places a correction, negation or interruption at its stage.

@@ -147,7 +147,7 @@ func (b *builder) steps(specs []StepSpec) []trace.Step {
 			}
 		}
 		step := trace.Step{ID: ids[i], Do: kind, Act: act, Required: st.Required}
-		step.On = b.trigger(p("on"), st.On, i, first)
+		step.On = b.trigger(p("on"), st.On, i, first, st.Do == "wait_quiet")
 		if st.Duration != nil {
 			step.Duration = st.Duration.D()
 		}
@@ -233,7 +233,8 @@ func speechDuration(text string) time.Duration {
 }
 
 // trigger compiles on:. ids maps each step id to its first index.
-func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]int) trace.Trigger {
+// A wait_quiet step may set a timeout alone: it bounds the wait for quiet.
+func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]int, quiet bool) trace.Trigger {
 	if on == nil {
 		return trace.Trigger{}
 	}
@@ -260,7 +261,7 @@ func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]in
 		}
 		t.Match = b.match(join(path, "match"), on.Match)
 	}
-	if on.Timeout > 0 && on.Event == "" {
+	if on.Timeout > 0 && on.Event == "" && !quiet {
 		b.add(join(path, "timeout"), "needs an event to wait for")
 	}
 	if on.Fallback > 0 && t.Event != trace.KindAgentToolIntent {
