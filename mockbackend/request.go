@@ -31,6 +31,7 @@ type exchange struct {
 	built  *int
 	remote string
 	via    string // Reason put on this delivery's events ("" or reasonDuplicate)
+	dupOf  string // ref of the delivery this one repeats (duplicate fault)
 
 	ownsKey   bool     // this delivery claimed its idempotency key
 	duplicate bool     // a duplicate fault asked for a second delivery
@@ -70,6 +71,7 @@ func (x *exchange) emit(kind trace.Kind, te trace.ToolEvent) time.Duration {
 	if te.Reason == "" {
 		te.Reason = x.via
 	}
+	te.DuplicateOf = x.dupOf
 	e := x.c.rec.Record(trace.SourceBackend, kind, &te)
 	if e.Seq == 0 {
 		return x.c.rec.Since()
@@ -231,6 +233,7 @@ func (c *Call) redeliver(orig *exchange) {
 	x := &exchange{
 		c: c, ctx: c.ctx, id: id, ref: ref, name: orig.name, tool: orig.tool,
 		args: cloneFields(orig.args), key: orig.key, built: orig.built, remote: orig.remote, via: reasonDuplicate,
+		dupOf: orig.ref,
 	}
 	c.receive(x)
 	x.amend(func(r *LedgerRow) { r.DuplicateOf = orig.ref })

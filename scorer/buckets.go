@@ -79,7 +79,10 @@ func (v *view) bucketUnverified() []Finding {
 			if u.start <= m || !u.completed() || u.f.claim != claimDone {
 				continue
 			}
-			if !v.verifiedBetween(r, m, u.start) {
+			// A done-claim on a pending (202) answer before the write
+			// landed is early_confirmation: the more exact diagnosis.
+			early := r.problem == "pending" && (len(r.commits) == 0 || r.commits[0] > u.start)
+			if !early && !v.verifiedBetween(r, m, u.start) {
 				out = append(out, v.find(article(r.problem)+" answer to "+r.tool+" was followed by a done-claim without a verifying read", m, u.start))
 			}
 			break
@@ -159,6 +162,13 @@ func (v *view) bucketEarly() []Finding {
 		}
 		if !before && after > 0 {
 			return []Finding{v.find("agent claimed done before the write committed", u.start, after)}
+		}
+		// A pending (202) answer taken as done, and the write never
+		// landed by the end of the call: confirmed before the result.
+		for _, r := range v.reqs {
+			if r.problem == "pending" && r.consequential() && len(r.commits) == 0 && r.responded < u.start {
+				return []Finding{v.find("agent claimed done on a pending answer to "+r.tool+" whose write never landed", r.responded, u.start)}
+			}
 		}
 	}
 	return nil

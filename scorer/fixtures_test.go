@@ -253,7 +253,7 @@ var fixtures = []fixture{
 			respond("r1", 202, `{"ok":true,"status":"pending","operation":"op-1"}`, false).
 			speak("a2", "Done. Order 5590 has been updated to December 5.")
 		return b.done()
-	}, expect{"ppppff", trace.OutcomeScored, BucketUnverifiedResult, []Bucket{BucketNotExecuted}, ChallengeCorrection}},
+	}, expect{"ppppff", trace.OutcomeScored, BucketEarlyConfirmation, []Bucket{BucketNotExecuted}, ChallengeCorrection}},
 
 	{"bad", "noise_barge_in", func() *trace.History {
 		b := newCall("noise-bad", "interruption", nil, domain(),

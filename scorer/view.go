@@ -19,7 +19,7 @@ const baseYield = 1500 * time.Millisecond
 // mark is one recorded caller intent (speech final or DTMF).
 type mark struct {
 	seq     int
-	onset   int               // seq of the utterance's speech onset (seq for DTMF)
+	onset   int // seq of the utterance's speech onset (seq for DTMF)
 	in      *trace.Intent
 	norm    map[string]string // slots in canonical form
 	changed bool              // version differs from the previous mark
@@ -45,6 +45,7 @@ type request struct {
 	faultSeq   int
 	held       bool
 	problem    string        // what the agent got back if it was bad (see resultProblem)
+	dupOf      string        // the request this one is a network duplicate of
 	wrong      *trace.Record // record returned instead of the requested one
 	commitKeys [][2]string   // table/key of each commit
 }
@@ -299,6 +300,7 @@ func (v *view) addToolEvent(e *trace.Event, d *trace.ToolEvent) {
 		if r.recv == 0 {
 			r.recv = e.Seq
 		}
+		r.dupOf = d.DuplicateOf
 	case trace.KindToolRejected:
 		r.rejected = e.Seq
 	case trace.KindToolHeld:
@@ -340,6 +342,9 @@ func (v *view) settle(r *request) {
 // dropped, timeout, pending, empty, wrong_record; "" for a good answer or
 // none yet.
 func (v *view) resultProblem(r *request) string {
+	if r.dupOf != "" {
+		return "" // the network's repeat: its answer reached nobody
+	}
 	if r.responded == 0 {
 		if r.cancelled > 0 && r.fault == string(trace.FaultTimeout) {
 			return "timeout"

@@ -123,6 +123,9 @@ type ToolEvent struct {
 	Dropped        bool              `json:"dropped,omitempty"` // response never sent
 	Reason         string            `json:"reason,omitempty"`
 	ReplayOf       string            `json:"replay_of,omitempty"`
+	// DuplicateOf: this request is the network repeating request Ref
+	// (a duplicate-delivery fault); its answer reached nobody.
+	DuplicateOf string `json:"duplicate_of,omitempty"`
 	// Commit details.
 	Table         string            `json:"table,omitempty"`
 	Key           string            `json:"key,omitempty"`
