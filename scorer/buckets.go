@@ -42,6 +42,19 @@ func (v *view) bucketStaleArgs() []Finding {
 			out = append(out, v.find(r.tool+" was received after the caller withdrew the action", m.seq, r.recv))
 		case !matches(r.tool, r.args, m) && v.staleArgs(r, m):
 			out = append(out, v.find(describe(r.tool, r.args)+" was received with superseded values after the caller changed them", m.seq, r.recv))
+		default:
+			// Built before the change, still open at it, and committed
+			// after it with values the change replaced: the write carried
+			// stale arguments to the end. (A withdrawn action with no
+			// replaced value is inflight_not_cancelled alone.)
+			if w := v.invalidatedOpen(r); w != nil && w.in.Execute && v.staleArgs(r, w) {
+				for _, c := range r.commits {
+					if c > w.seq {
+						out = append(out, v.find(describe(r.tool, r.args)+" was in flight when the caller replaced its values and committed them anyway", r.recv, w.seq, c))
+						break
+					}
+				}
+			}
 		}
 	}
 	return out
