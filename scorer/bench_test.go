@@ -1,6 +1,8 @@
 package scorer
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,8 +62,31 @@ func TestInflatedKeepsVerdicts(t *testing.T) {
 	}
 }
 
-func BenchmarkScore(b *testing.B) {
-	hs := benchHistories(b)
+// recordedHistories loads the real recorded calls (recorded_test.go).
+func recordedHistories(b *testing.B) []*trace.History {
+	var hs []*trace.History
+	for _, r := range recorded {
+		f, err := os.Open(filepath.Join("testdata", "histories", r.dir, "rec_"+r.agent+"_"+r.scenario+".jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, err := trace.ReadJSONL(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs = append(hs, got...)
+	}
+	return hs
+}
+
+// BenchmarkScoreRecorded scores the real recorded calls of the corpus.
+func BenchmarkScoreRecorded(b *testing.B) { benchScore(b, recordedHistories(b)) }
+
+// BenchmarkScore scores hand-built corpus calls inflated to live shape.
+func BenchmarkScore(b *testing.B) { benchScore(b, benchHistories(b)) }
+
+func benchScore(b *testing.B, hs []*trace.History) {
 	events := 0
 	for _, h := range hs {
 		events += len(h.Events)
