@@ -65,7 +65,7 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 		}
 		tw.Flush()
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimTrailing(b.String()))
 	return err
 }
 
@@ -116,12 +116,12 @@ func WriteSideBySide(w io.Writer, cols []Column) error {
 		fmt.Fprintf(tw, "\t%s", ratio(c.Summary.Integrity, c.Summary.Counted))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "root cause (primary)")
-	for range cols {
-		fmt.Fprintf(tw, "\t")
-	}
-	fmt.Fprintln(tw)
+	// Separator and heading rows carry a cell per column so that the whole
+	// table stays one tabwriter block: bucket counts and gate notes line up
+	// under the agent columns. Trailing blanks are trimmed below.
+	blank := strings.Repeat("\t", len(cols)) + "\n"
+	io.WriteString(tw, blank)
+	fmt.Fprintf(tw, "root cause (primary)%s", blank)
 	for _, bk := range scorer.Buckets() {
 		seen := false
 		for _, c := range cols {
@@ -145,7 +145,7 @@ func WriteSideBySide(w io.Writer, cols []Column) error {
 		}
 	}
 	if notes {
-		fmt.Fprintln(tw)
+		io.WriteString(tw, blank)
 		fmt.Fprintf(tw, "release gate")
 		for _, c := range cols {
 			fmt.Fprintf(tw, "\t%s", c.Note)
@@ -153,8 +153,23 @@ func WriteSideBySide(w io.Writer, cols []Column) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimTrailing(b.String()))
 	return err
+}
+
+// trimTrailing removes the blanks tabwriter pads empty last cells with, so
+// no line of a table ends in spaces.
+func trimTrailing(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimRight(l, " \t\n")
+		if nl {
+			l += "\n"
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "")
 }
 
 func ratio(k, n int) string {

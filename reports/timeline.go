@@ -65,7 +65,7 @@ func WriteTimeline(w io.Writer, h *trace.History, s scorer.CallScore) error {
 			fmt.Fprintf(&b, "  %s/%s %s: want %q, got %q\n", d.Table, d.Key, field, d.Want, d.Got)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimTrailing(b.String()))
 	return err
 }
 

@@ -72,9 +72,12 @@ func (r Report) Write(w io.Writer) {
 // files so they run through the same path as any suite.
 var checkCalls = []struct{ name, yaml string }{
 	{"plain-request", `id: check-plain
-category: correction
+category: combined
 description: a plain request, no challenge
-setup: {field: order_number, initial_value: "5590", corrected_value: "5590", interrupt_stage: early}
+steps:
+  - {id: ask, do: say, text: "Hi, I'd like to change the delivery date on order 5590 to December 3.", action: update_order, slots: {order_number: "5590", delivery_date: "2026-12-03"}, on: {event: agent.speech_end, timeout: 2s}}
+  - {id: quiet, do: wait_quiet, on: {timeout: 12s}}
+  - {id: bye, do: hangup}
 expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
 `},
 	{"barge-in", `id: check-barge-in
