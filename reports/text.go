@@ -57,11 +57,16 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 		fmt.Fprintf(&b, "\nfailed calls\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, f := range s.Failed {
-			if f.Outcome != trace.OutcomeScored {
+			switch f.Outcome {
+			case trace.OutcomeScored:
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.FirstAxis, f.Bucket)
+			case trace.OutcomeAgentError:
+				// Counted like a scored call: name its axis and bucket too,
+				// so every bucket count above leads to a call here.
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s: %s\n", f.Call, f.FirstAxis, f.Bucket, f.Outcome, f.Reason)
+			default:
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.Outcome, f.Reason)
-				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.FirstAxis, f.Bucket)
 		}
 		tw.Flush()
 	}

@@ -34,6 +34,8 @@ func TestScripts(t *testing.T) {
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		// UPDATE_GOLDEN=1 rewrites the golden files kept inside the scripts.
+		UpdateScripts: os.Getenv("UPDATE_GOLDEN") != "",
 		Setup: func(env *testscript.Env) error {
 			return os.CopyFS(filepath.Join(env.WorkDir, "fx"), os.DirFS(fixtures))
 		},
@@ -119,5 +121,67 @@ func TestDemoMatchesScoreAndReport(t *testing.T) {
 	}
 	if !seen["naive"] || !seen["careful"] {
 		t.Errorf("demo agents = %v, want naive and careful", seen)
+	}
+}
+
+// TestExitCodes pins the exact exit code of each documented case
+// (docs/CLI.md); the scripts check what is printed.
+func TestExitCodes(t *testing.T) {
+	fx := func(p string) string { return filepath.Join("testdata", "fixtures", p) }
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	strict := write("strict.yaml", "min_integrity: 1.0\n")
+	badPolicy := write("bad.yaml", "min_integrity: 1.0\nno_such_key: true\n")
+	garbled := write("garbled.jsonl", "{\"call\":\n")
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{nil, exitUsage},
+		{[]string{"help"}, exitOK},
+		{[]string{"--help"}, exitOK},
+		{[]string{"nosuchcommand"}, exitUsage},
+		{[]string{"validate"}, exitOK},
+		{[]string{"validate", filepath.Join(dir, "missing.yaml")}, exitUsage},
+		{[]string{"schema"}, exitOK},
+		{[]string{"schema", "x"}, exitUsage},
+		{[]string{"score", fx("naive/run.jsonl")}, exitOK},
+		{[]string{"score", garbled}, exitUsage},
+		{[]string{"score"}, exitUsage},
+		{[]string{"report", fx("naive")}, exitOK},
+		{[]string{"report", "--json", fx("naive/scores.jsonl")}, exitOK},
+		{[]string{"report", garbled}, exitUsage},
+		{[]string{"show", fx("naive"), "corr-02"}, exitOK},
+		{[]string{"show", fx("naive"), "corr-99"}, exitUsage},
+		{[]string{"gate", fx("careful")}, exitOK},
+		{[]string{"gate", "--json", fx("careful")}, exitOK},
+		{[]string{"gate", fx("naive")}, exitGate},
+		{[]string{"gate", "--json", fx("naive")}, exitGate},
+		{[]string{"gate", fx("broken")}, exitBroken},
+		{[]string{"gate", "--json", fx("broken")}, exitBroken},
+		{[]string{"gate", "--policy", strict, fx("careful")}, exitOK},
+		{[]string{"gate", "--policy", strict, fx("naive")}, exitGate},
+		{[]string{"gate", "--policy", badPolicy, fx("careful")}, exitUsage},
+		{[]string{"gate", garbled}, exitUsage},
+		{[]string{"agent", "naive", "--listen", "127.0.0.1:0", "--with", "nosuchflaw"}, exitUsage},
+		{[]string{"agent", "nosuchagent", "--listen", "127.0.0.1:0"}, exitUsage},
+		{[]string{"agent"}, exitUsage},
+		{[]string{"demo", "--nosuchflag"}, exitUsage},
+		{[]string{"run"}, exitUsage},
+		{[]string{"check"}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if got := run(tt.args, &stdout, &stderr); got != tt.want {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", got, tt.want, stdout.String(), stderr.String())
+			}
+		})
 	}
 }
