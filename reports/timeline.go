@@ -42,6 +42,16 @@ func WriteTimeline(w io.Writer, h *trace.History, s scorer.CallScore) error {
 		integ = "yes"
 	}
 	fmt.Fprintf(&b, "  %-30s %s\n", "end-to-end integrity", integ)
+	if d := s.Diag; d.ResponseLatency > 0 || d.YieldLatency > 0 {
+		// Diagnostics beside the axes, never verdicts.
+		b.WriteString("\ndiagnostics\n")
+		if d.ResponseLatency > 0 {
+			fmt.Fprintf(&b, "  response latency  %s (caller's first final words to the agent's next speech)\n", strings.TrimSpace(ms(d.ResponseLatency)))
+		}
+		if d.YieldLatency > 0 {
+			fmt.Fprintf(&b, "  yield latency     %s (caller's barge-in onset to the agent stopping)\n", strings.TrimSpace(ms(d.YieldLatency)))
+		}
+	}
 	if len(s.Buckets) > 0 {
 		b.WriteString("\nroot causes\n")
 		for _, hit := range s.Buckets {
