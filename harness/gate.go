@@ -264,9 +264,10 @@ func argKey(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// verificationViolations: when a consequential write committed and the
-// agent then finished an utterance, a read tool call must have reached the
-// backend between the write's response and that utterance's start.
+// verificationViolations: when a consequential write was answered or
+// committed (a failed answer too: a 5xx can follow a commit) and the agent
+// then finished an utterance, a read tool call must have been answered
+// between the write's last event and that utterance's start.
 func verificationViolations(h *trace.History) []Violation {
 	cons, reads := consequential(h)
 	lastWrite := -1 // index of the last consequential commit or its response

@@ -126,10 +126,15 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	// snapshot: Close stops timers and fails held calls.
 	bc.Close()
 	outcome, reason := res.Outcome, res.Reason
-	if alive := r.backendAlive(); alive != nil && outcome != trace.OutcomeExcluded {
+	// A dead backend explains whatever the call saw, an exclusion included
+	// (a trigger on a tool event misses when no tool call can land): the
+	// call proves nothing and must be re-run, so it is never excluded.
+	if alive := r.backendAlive(); alive != nil {
 		outcome, reason = trace.OutcomeHarnessError, "mock backend unreachable: "+alive.Error()
 	}
-	if ctx.Err() != nil && outcome == "" {
+	// A cancelled run (Ctrl-C, a deadline) cuts calls short or fails their
+	// dial: that is ours, not an agent error.
+	if ctx.Err() != nil && (outcome == "" || outcome == trace.OutcomeAgentError) {
 		outcome, reason = trace.OutcomeHarnessError, "run cancelled: "+ctx.Err().Error()
 	}
 	rec.Record(trace.SourceHarness, trace.KindSnapshot, &trace.Snapshot{Records: bc.Snapshot()})

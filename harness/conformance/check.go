@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/harness/trace"
@@ -162,11 +163,21 @@ func judge(name string, h *trace.History) []Item {
 		received                                              []*trace.ToolEvent
 		rejected                                              []*trace.ToolEvent
 		speakingAtOnset                                       bool
+		onsetAt                                               time.Duration
 		yielded                                               bool
 		clearedByNoise                                        bool
 		inNoise                                               bool
 		speaking                                              int
 	)
+	// The agent must stop within the scorer's yield bound (1500ms of
+	// script time): ending the sentence long after is talking over the caller.
+	scale := 1.0
+	if end != nil && end.TimeScale > 0 {
+		scale = end.TimeScale
+	} else if start != nil && start.TimeScale > 0 {
+		scale = start.TimeScale
+	}
+	yieldBound := time.Duration(float64(1500*time.Millisecond) * scale)
 	cons := map[string]bool{}
 	if start != nil {
 		for _, t := range start.Tools {
@@ -199,7 +210,7 @@ func judge(name string, h *trace.History) []Item {
 					if inNoise {
 						clearedByNoise = true
 					}
-					if speakingAtOnset {
+					if speakingAtOnset && e.At-onsetAt <= yieldBound {
 						yielded = true
 					}
 				}
@@ -210,13 +221,13 @@ func judge(name string, h *trace.History) []Item {
 					orderErr = fmt.Sprintf("end for utterance %q that never started (#%d)", d.Utterance, e.Seq)
 				}
 				delete(open, d.Utterance)
-				if e.Kind == trace.KindAgentSpeechEnd && speakingAtOnset {
+				if e.Kind == trace.KindAgentSpeechEnd && speakingAtOnset && e.At-onsetAt <= yieldBound {
 					yielded = true
 				}
 			}
 		case *trace.CallerSpeech:
-			if e.Kind == trace.KindCallerSpeechStart && d.Act == trace.ActInterrupt && speaking > 0 {
-				speakingAtOnset = true
+			if e.Kind == trace.KindCallerSpeechStart && d.Act == trace.ActInterrupt && speaking > 0 && !speakingAtOnset {
+				speakingAtOnset, onsetAt = true, e.At
 			}
 		case *trace.CallerNoise:
 			inNoise = e.Kind == trace.KindCallerNoiseStart
@@ -258,7 +269,7 @@ func judge(name string, h *trace.History) []Item {
 		case yielded:
 			add("clear (barge-in)", OK, "stopped speaking when the caller talked over it")
 		default:
-			add("clear (barge-in)", Fail, "kept speaking over the caller: send clear when caller speech onset arrives")
+			add("clear (barge-in)", Fail, "kept speaking over the caller (no clear or end within %s): send clear when caller speech onset arrives", yieldBound)
 		}
 	case "noise":
 		if clearedByNoise {
