@@ -1,6 +1,3 @@
-// Command callproof tests voice agents by what happened on the call: the
-// tool calls they made and the state they left behind. Every stage works on
-// files, so a saved run can be re-scored, reported, shown and gated later.
 package main
 
 import (
