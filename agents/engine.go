@@ -25,6 +25,9 @@ type job struct {
 	state  jobState
 	cancel context.CancelFunc
 	spoke  bool // ConfirmsOnAccept already said "Done"
+	// gate: a worker waiting to send a consequential write until the
+	// caller's turn settles (nil: none waiting).
+	gate chan bool
 }
 
 type utterance struct {
@@ -121,6 +124,8 @@ func (e *engine) handle(ev any) bool {
 		e.accepted(ev.job, ev.values)
 	case doneEvent:
 		e.done(ev.job, ev.out)
+	case gateEvent:
+		e.gateWrite(ev)
 	}
 	return false
 }
@@ -261,6 +266,7 @@ func (e *engine) invalidate() {
 	case jobHeld:
 		e.job = nil
 	case jobRunning:
+		e.openGate(j, false) // a write not yet sent is built, not sent: drop it
 		if !e.has(KeepsSentCalls) {
 			j.cancel() // the backend sees the request go away
 		}
@@ -319,6 +325,7 @@ func (e *engine) decide() {
 	e.kick()
 	if j := e.job; j != nil {
 		if j.state != jobHeld {
+			e.openGate(j, j.plan.version == e.version)
 			return // its prepare timer or its worker will come back here
 		}
 		if j.plan.version == e.version {
@@ -469,7 +476,45 @@ func (e *engine) launch(j *job) {
 	e.job = j
 	id := j.plan.id
 	w := &worker{cfg: e.cfg, client: e.tools, accepted: func(v map[string]string) { e.s.post(acceptedEvent{job: id, values: v}) }}
+	if !e.has(KeepsBuiltCalls) {
+		w.gate = func(ctx context.Context) bool {
+			reply := make(chan bool, 1)
+			e.s.post(gateEvent{job: id, reply: reply})
+			select {
+			case ok := <-reply:
+				return ok
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
 	j.cancel = e.s.spawn(e.s.ctx, w, j.plan)
+}
+
+// gateWrite answers a worker about to send a consequential write: a
+// careful agent never sends one while the caller holds the floor (the
+// caller may be changing the very values it carries), nor once the
+// version it was built from is gone. Launching only in a settled turn is
+// not enough: a pre-read or a retry can take long enough for the caller
+// to start speaking before the write goes out.
+func (e *engine) gateWrite(ev gateEvent) {
+	j := e.job
+	switch {
+	case j == nil || j.plan.id != ev.job || j.plan.version != e.version:
+		ev.reply <- false
+	case e.settled():
+		ev.reply <- true
+	default:
+		j.gate = ev.reply // decide opens it when the turn settles
+	}
+}
+
+// openGate answers a waiting worker, if any.
+func (e *engine) openGate(j *job, ok bool) {
+	if j.gate != nil {
+		j.gate <- ok
+		j.gate = nil
+	}
 }
 
 // accepted: the main write got a 200 or 202. A trusting agent confirms a

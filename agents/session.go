@@ -31,6 +31,12 @@ type (
 		job int
 		out outcome
 	}
+	// gateEvent: a worker is about to send a consequential write and asks
+	// whether it still may (reply is buffered; the engine never blocks).
+	gateEvent struct {
+		job   int
+		reply chan bool
+	}
 )
 
 type timerKind int

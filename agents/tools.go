@@ -169,6 +169,9 @@ type worker struct {
 	cfg      Config // scaled durations
 	client   *toolClient
 	accepted func(values map[string]string) // the first 200/202 of the main write
+	// gate, when set, is asked before every consequential write is sent;
+	// false means the write must not go out.
+	gate func(ctx context.Context) bool
 }
 
 func (w *worker) has(f Flaw) bool { return w.cfg.Has(f) }
@@ -256,6 +259,9 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 	announced := false
 	unkeyedRetried := false
 	for try := 0; ; try++ {
+		if w.gate != nil && !w.gate(ctx) {
+			return outCancelled, nil
+		}
 		res := w.client.post(ctx, spec.Name, args, key, p.version)
 		if res.kind == resCancelled {
 			return outCancelled, nil

@@ -1,0 +1,404 @@
+package harness_test
+
+// Live-call integration tests: the built-in core suite against the
+// reference agents, in process, on loopback, end to end (scenario loader,
+// mock backend, WebSocket caller, agent, scorer, gate). Run them with
+//
+//	go test -race -run 'Integration|Flaw|Determin' ./harness/
+//
+// Helpers shared with flaws_test.go and bench_test.go are prefixed "live"
+// so they cannot collide with other test files of the package.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
+)
+
+// liveFastScale is the time scale of the quick runs: every scripted and
+// agent-side duration is twenty times shorter than real time.
+const liveFastScale = 0.05
+
+// liveCore loads the core pack, compiled, plus each scenario's expected
+// block by id (the oracle; the compiler and scorer never read it).
+func liveCore(tb testing.TB) ([]*scenarios.Compiled, map[string]scenarios.Expected) {
+	tb.Helper()
+	name, cases, err := harness.LoadSuite("core")
+	require.NoError(tb, err)
+	require.Equal(tb, "core", name)
+	require.Len(tb, cases, 30)
+	pack, err := scenarios.Pack("core")
+	require.NoError(tb, err)
+	want := make(map[string]scenarios.Expected, len(pack))
+	for _, s := range pack {
+		want[s.ID] = s.Expected
+	}
+	for _, c := range cases {
+		require.Contains(tb, want, c.Scenario.ID)
+	}
+	return cases, want
+}
+
+// liveRun is one finished suite run.
+type liveRun struct {
+	Results []harness.CallResult
+	Dir     string // results directory, when saved
+}
+
+// Scores returns the call scores in suite order.
+func (r liveRun) Scores() []scorer.CallScore {
+	out := make([]scorer.CallScore, len(r.Results))
+	for i, c := range r.Results {
+		out[i] = c.Score
+	}
+	return out
+}
+
+// Gate applies the seed's release gate with no policy.
+func (r liveRun) Gate() harness.GateResult {
+	calls := make([]harness.Call, len(r.Results))
+	for i, c := range r.Results {
+		calls[i] = harness.Call{History: c.History, Score: c.Score}
+	}
+	return harness.Gate(calls, harness.Policy{})
+}
+
+// liveAgent serves cfg on loopback until the test ends.
+func liveAgent(tb testing.TB, cfg agents.Config) string {
+	tb.Helper()
+	running, err := agents.Start(context.Background(), cfg, "127.0.0.1:0")
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = running.Close() })
+	return running.URL
+}
+
+// liveEnv starts a mock backend on loopback until the test ends.
+func liveEnv(tb testing.TB) *harness.Env {
+	tb.Helper()
+	env, err := harness.NewEnv(harness.EnvOptions{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = env.Close() })
+	return env
+}
+
+// liveSuite runs cases against a fresh agent cfg at the given scale and
+// concurrency. When CALLPROOF_KEEP names a directory, every run is saved
+// under it (for `callproof show DIR CALL`).
+func liveSuite(tb testing.TB, env *harness.Env, cfg agents.Config, cases []*scenarios.Compiled, scale float64, conc int) liveRun {
+	tb.Helper()
+	url := liveAgent(tb, cfg)
+	r := env.Runner()
+	r.Concurrency, r.TimeScale, r.Suite, r.Agent = conc, scale, "core", cfg.Name
+	run := liveRun{}
+	if keep := os.Getenv("CALLPROOF_KEEP"); keep != "" {
+		run.Dir = filepath.Join(keep, strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name()), fmt.Sprintf("%s-%d", cfg.Name, time.Now().UnixNano()))
+		res, err := harness.CreateResults(run.Dir, harness.Meta{Agent: cfg.Name, Suite: "core", TimeScale: scale, Calls: len(cases), Transport: "native"})
+		require.NoError(tb, err)
+		r.Results = res
+		defer func() { require.NoError(tb, res.Close()) }()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx, url, cases)
+	require.NoError(tb, err)
+	require.Len(tb, out, len(cases))
+	run.Results = out
+	return run
+}
+
+// liveVector is a call's six verdicts in axis order, e.g.
+// "pass pass fail pass pass fail".
+func liveVector(s scorer.CallScore) string {
+	vs := make([]string, 0, 6)
+	for _, a := range scorer.Axes() {
+		vs = append(vs, string(s.Axis(a).Verdict))
+	}
+	return strings.Join(vs, " ")
+}
+
+// liveExpectedVector is the vector the expected block asks for.
+func liveExpectedVector(e scenarios.Expected) string {
+	v := func(ok bool) string {
+		if ok {
+			return string(scorer.Pass)
+		}
+		return string(scorer.Fail)
+	}
+	return strings.Join([]string{
+		v(e.Captured), v(e.ActiveStateCorrect), v(e.ToolArgsCorrect),
+		v(e.StaleWritePrevented), v(e.BackendCorrect), v(e.ConfirmationMatchesBackend),
+	}, " ")
+}
+
+// liveFingerprint is what must not change between runs of one call:
+// outcome, verdict vector and primary bucket.
+func liveFingerprint(s scorer.CallScore) string {
+	return fmt.Sprintf("%s | %s | %s", s.Outcome, liveVector(s), s.Primary)
+}
+
+// liveFinalIntent is the caller's last intent (I*).
+func liveFinalIntent(h *trace.History) *trace.Intent {
+	var in *trace.Intent
+	for _, e := range h.Events {
+		switch d := e.Data.(type) {
+		case *trace.CallerSpeech:
+			if e.Kind == trace.KindCallerSpeechFinal && d.Intent != nil {
+				in = d.Intent
+			}
+		case *trace.CallerDTMF:
+			if d.Intent != nil {
+				in = d.Intent
+			}
+		}
+	}
+	return in
+}
+
+// liveCommits are the call's ledger commits of consequential tools.
+func liveCommits(h *trace.History) []*trace.ToolEvent {
+	cons := map[string]bool{}
+	for _, t := range h.Start().Tools {
+		cons[t.Name] = t.Consequential
+	}
+	var out []*trace.ToolEvent
+	for _, e := range h.Events {
+		if d, ok := e.Data.(*trace.ToolEvent); ok && e.Kind == trace.KindToolCommitted && cons[d.Tool] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// liveCommitMatches: the commit is intent's action and the record it left
+// holds every slot of the intent (the key slot as the record key).
+func liveCommitMatches(h *trace.History, c *trace.ToolEvent, in *trace.Intent) bool {
+	if c.Tool != in.Action {
+		return false
+	}
+	spec, ok := trace.Catalog(h.Start().Tools, in.Action)
+	if !ok {
+		return false
+	}
+	for k, v := range in.Slots {
+		if k == spec.KeyArg {
+			if c.Key != v {
+				return false
+			}
+		} else if c.After[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// liveCheckLedger: the write the expected block requires is in the ledger,
+// and no write is when it says should_execute: false.
+func liveCheckLedger(t *testing.T, res harness.CallResult, want scenarios.Expected) {
+	t.Helper()
+	h := res.History
+	in := liveFinalIntent(h)
+	require.NotNil(t, in, "%s: no caller intent recorded", h.Call)
+	assert.Equal(t, want.ShouldExecute, in.Execute, "%s: the script's final intent disagrees with expected.should_execute", h.Call)
+	commits := liveCommits(h)
+	if !want.ShouldExecute {
+		assert.Empty(t, commits, "%s: should_execute is false but the ledger has consequential commits", h.Call)
+		return
+	}
+	// An earlier write may have committed before the caller changed the
+	// request (then put right); the last one must be the required write.
+	if assert.NotEmpty(t, commits, "%s: the required write %s %v never committed", h.Call, in.Action, in.Slots) {
+		last := commits[len(commits)-1]
+		assert.True(t, liveCommitMatches(h, last, in), "%s: the last commit %s %s/%s %v does not match the final intent %s %v",
+			h.Call, last.Tool, last.Table, last.Key, last.After, in.Action, in.Slots)
+	}
+}
+
+// liveAssertCarefulRun is everything a careful run of core must show.
+func liveAssertCarefulRun(t *testing.T, run liveRun, want map[string]scenarios.Expected) {
+	t.Helper()
+	integrity, passes := 0, 0
+	for _, c := range run.Results {
+		s := c.Score
+		assert.Equal(t, trace.OutcomeScored, s.Outcome, "%s: outcome %s (%s)", s.Call, s.Outcome, s.Reason)
+		for _, a := range s.Axes {
+			assert.NotEqual(t, scorer.Unknown, a.Verdict, "%s: %s is unknown", s.Call, a.Axis)
+			if a.Verdict == scorer.Pass {
+				passes++
+			}
+		}
+		if s.Integrity {
+			integrity++
+		}
+		assert.Equal(t, liveExpectedVector(want[s.Scenario]), liveVector(s), "%s: verdicts differ from the expected block (primary %s)", s.Call, s.Primary)
+		liveCheckLedger(t, c, want[s.Scenario])
+	}
+	assert.Equal(t, 30, integrity, "end-to-end integrity; failed: %v", harness.Failed(run.Scores()))
+	assert.Equal(t, 180, passes, "axis passes")
+	g := run.Gate()
+	assert.False(t, g.Broken, g.Reason)
+	assert.True(t, g.Holds, "the gate must hold for careful: %+v", g.Rules)
+}
+
+// TestIntegrationCarefulCore: careful passes every core call on every axis,
+// leaves exactly the write the oracle requires, holds the gate, and its
+// verdicts are the same at real time and at 0.05.
+func TestIntegrationCarefulCore(t *testing.T) {
+	cases, want := liveCore(t)
+	env := liveEnv(t)
+
+	fast := liveSuite(t, env, agents.Careful(), cases, liveFastScale, 30)
+	t.Run("scale0.05", func(t *testing.T) { liveAssertCarefulRun(t, fast, want) })
+
+	if testing.Short() {
+		t.Skip("-short: skipping the real-time (scale 1.0) run")
+	}
+	start := time.Now()
+	slow := liveSuite(t, env, agents.Careful(), cases, 1.0, 30)
+	t.Logf("core against careful at scale 1.0, concurrency 30: %s", time.Since(start).Round(time.Millisecond))
+	t.Run("scale1.0", func(t *testing.T) { liveAssertCarefulRun(t, slow, want) })
+
+	for i := range cases {
+		assert.Equal(t, liveVector(slow.Results[i].Score), liveVector(fast.Results[i].Score),
+			"%s: verdicts at 1.0 and 0.05 differ", cases[i].Scenario.ID)
+	}
+}
+
+// TestIntegrationCarefulMatchesExpected: the expected block of every core
+// scenario is the oracle, and careful meets it verdict for verdict.
+func TestIntegrationCarefulMatchesExpected(t *testing.T) {
+	cases, want := liveCore(t)
+	run := liveSuite(t, liveEnv(t), agents.Careful(), cases, liveFastScale, 30)
+	for _, c := range run.Results {
+		e := want[c.Score.Scenario]
+		// Every core scenario expects a correct agent to pass all six.
+		all := scenarios.Expected{Captured: true, ActiveStateCorrect: true, ToolArgsCorrect: true, StaleWritePrevented: true,
+			BackendCorrect: true, ConfirmationMatchesBackend: true, ShouldExecute: e.ShouldExecute}
+		assert.Equal(t, all, e, "%s: expected block", c.Score.Scenario)
+		assert.Equal(t, liveExpectedVector(e), liveVector(c.Score), "%s", c.Score.Call)
+	}
+}
+
+// liveSeedBuckets are the seven root causes of seed 001's naive run.
+var liveSeedBuckets = []scorer.Bucket{
+	scorer.BucketStaleToolArgs, scorer.BucketUnverifiedResult, scorer.BucketInflightNotCanceled,
+	scorer.BucketNoiseBargeIn, scorer.BucketUnsafeRetry, scorer.BucketEarlyConfirmation,
+	scorer.BucketMissingIdempotency,
+}
+
+// liveAxisPasses counts passes per axis.
+func liveAxisPasses(scores []scorer.CallScore) map[scorer.Axis]int {
+	n := map[scorer.Axis]int{}
+	for _, s := range scores {
+		for _, a := range s.Axes {
+			if a.Verdict == scorer.Pass {
+				n[a.Axis]++
+			}
+		}
+	}
+	return n
+}
+
+// livePrimaries counts calls per primary bucket.
+func livePrimaries(scores []scorer.CallScore) map[scorer.Bucket]int {
+	n := map[scorer.Bucket]int{}
+	for _, s := range scores {
+		if s.Primary != "" {
+			n[s.Primary]++
+		}
+	}
+	return n
+}
+
+// TestIntegrationNaiveCore: naive shows the seed's shape — it hears the
+// caller (dialog axes high) but acts on stale or unverified results
+// (action axes low), mostly for stale tool args, across the seed's buckets.
+func TestIntegrationNaiveCore(t *testing.T) {
+	cases, _ := liveCore(t)
+	run := liveSuite(t, liveEnv(t), agents.Naive(), cases, liveFastScale, 30)
+	scores := run.Scores()
+	for _, s := range scores {
+		assert.Equal(t, trace.OutcomeScored, s.Outcome, "%s: %s", s.Call, s.Reason)
+		if !s.Integrity {
+			assert.NotEmpty(t, s.Primary, "%s: a failed call always has a primary bucket", s.Call)
+		}
+	}
+
+	g := run.Gate()
+	assert.False(t, g.Broken, g.Reason)
+	assert.False(t, g.Holds, "the gate must fail for naive")
+
+	pass := liveAxisPasses(scores)
+	t.Logf("naive axis passes: %v", pass)
+	for _, a := range []scorer.Axis{scorer.Captured, scorer.ActiveStateCorrect} {
+		assert.GreaterOrEqual(t, pass[a], 20, "dialog-level axis %s", a)
+	}
+	for _, a := range []scorer.Axis{scorer.ToolArgsCorrect, scorer.StaleWritePrevented, scorer.BackendCorrect, scorer.ConfirmationMatchesBackend} {
+		assert.LessOrEqual(t, pass[a], 20, "action-level axis %s", a)
+	}
+
+	prim := livePrimaries(scores)
+	t.Logf("naive primary buckets: %v", prim)
+	for b, n := range prim {
+		if b != scorer.BucketStaleToolArgs {
+			assert.Less(t, n, prim[scorer.BucketStaleToolArgs], "%s (%d) rivals stale_tool_args (%d) as the largest primary bucket", b, n, prim[scorer.BucketStaleToolArgs])
+		}
+	}
+
+	seen := map[scorer.Bucket]bool{}
+	for _, s := range scores {
+		if s.Primary != "" {
+			seen[s.Primary] = true
+		}
+		for _, b := range s.Secondary {
+			seen[b] = true
+		}
+	}
+	var present, missing []scorer.Bucket
+	for _, b := range liveSeedBuckets {
+		if seen[b] {
+			present = append(present, b)
+		} else {
+			missing = append(missing, b)
+		}
+	}
+	assert.GreaterOrEqual(t, len(present), 6, "seed buckets present: %v, missing: %v", present, missing)
+}
+
+// TestDeterminismCore: five runs of core at concurrency 64 and scale 0.05
+// give every call the same outcome, verdict vector and primary bucket, for
+// both reference agents.
+func TestDeterminismCore(t *testing.T) {
+	cases, _ := liveCore(t)
+	env := liveEnv(t)
+	const runs = 5
+	for _, cfg := range []agents.Config{agents.Careful(), agents.Naive()} {
+		t.Run(cfg.Name, func(t *testing.T) {
+			first := map[string]string{}
+			for i := 0; i < runs; i++ {
+				run := liveSuite(t, env, cfg, cases, liveFastScale, 64)
+				for _, s := range run.Scores() {
+					fp := liveFingerprint(s)
+					if i == 0 {
+						first[s.Call] = fp
+						continue
+					}
+					assert.Equal(t, first[s.Call], fp, "%s: run %d differs from run 1 (outcome | verdicts | primary)", s.Call, i+1)
+				}
+			}
+			require.Len(t, first, len(cases))
+		})
+	}
+}
