@@ -75,6 +75,9 @@ type run struct {
 	lastFinalSeq  int
 	lastFinalAt   time.Duration
 	agentAfterFin bool // the agent sent something after the first final
+	// answered: the agent has acted (spoken or called a tool) since the
+	// caller's last words; wait_quiet counts silence only after that.
+	answered bool
 }
 
 // Run plays c.Script against the agent at c.AgentURL and returns when the
@@ -301,6 +304,12 @@ func (r *run) observe(e trace.Event) {
 			r.firstFinal = e.At
 		}
 		r.lastFinalSeq, r.lastFinalAt = e.Seq, e.At
+		r.answered = false
+	case trace.KindCallerDTMF:
+		r.answered = false
+	}
+	if e.Kind == trace.KindAgentSpeechStart || e.Kind == trace.KindToolReceived {
+		r.answered = true
 	}
 	if r.firstFinal >= 0 && e.At > r.firstFinal &&
 		(e.Source == trace.SourceAgent || e.Kind == trace.KindToolReceived) {

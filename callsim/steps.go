@@ -300,7 +300,10 @@ func (r *run) waitQuiet(st trace.Step) error {
 	// target is when the agent will have been quiet long enough, if it
 	// stays as it is now.
 	target := func() time.Duration {
-		if len(r.speaking) > 0 || len(r.open) > 0 {
+		// Silence counts only once the agent has answered the caller's
+		// last words: a slow machine must not hang up on an agent that is
+		// about to reply.
+		if len(r.speaking) > 0 || len(r.open) > 0 || !r.answered {
 			return deadline
 		}
 		return min(max(r.quietSince, begin)+quiet, deadline)

@@ -426,12 +426,19 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		// have built anything yet, whatever the machine's load.
 		ch.On = &TriggerSpec{}
 	case "before_agent_finishes":
-		// Well into the read-back, and well after a typical preparation
-		// (300ms), so this stage never overlaps during_tool_prep.
-		ch.On = &TriggerSpec{Event: string(trace.KindAgentSpeechStart), Delay: ms(600)}
-		ch.Required = true
+		// Into the agent's confirmation, once the write has landed: the
+		// stage never overlaps a preparation or an open call, whatever the
+		// machine's load, and a correct agent must stop talking, take the
+		// change and put the landed write right.
+		landed := StepSpec{ID: "landed", Do: "silence", Duration: ptr(Duration(0)),
+			On: &TriggerSpec{Event: string(trace.KindToolCommitted), Match: &Match{Tool: req.action}}}
+		ch.On = &TriggerSpec{After: "landed", Event: string(trace.KindAgentSpeechStart), Delay: ms(300)}
+		return script(pre, ask(req), []StepSpec{landed, ch}, post), faults
 	case "during_tool_prep":
-		ch.On = &TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(400)}
+		// The fallback (for agents that send no tool_intent) sits well
+		// after a typical end of turn, so an agent that does send one is
+		// never overtaken by it.
+		ch.On = &TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(1200)}
 		ch.Required = true
 	case "after_tool_sent", "after_tool_started":
 		// The hold is armed before the request so the write cannot slip past.

@@ -144,7 +144,7 @@ func (v *view) bucketUnsafeRetry() []Finding {
 			continue
 		}
 		for _, b := range v.reqs {
-			if b == a || b.recv <= a.moment() || len(b.commits) == 0 || effect(a) != effect(b) {
+			if b == a || b.recv <= a.after() || len(b.commits) == 0 || effect(a) != effect(b) {
 				continue
 			}
 			if b.idem == "" || b.idem != a.idem {
@@ -196,7 +196,7 @@ func (v *view) bucketNoIdempotency() []Finding {
 			if effect(p.r) != effect(c.r) || c.r.idem != "" {
 				continue
 			}
-			if p.r != c.r && p.r.problem != "" && p.r.moment() > 0 && p.r.moment() < c.r.recv {
+			if p.r != c.r && p.r.problem != "" && p.r.after() > 0 && p.r.after() < c.r.recv {
 				continue // a retry after an error: unsafe_retry's case
 			}
 			return []Finding{v.find(c.r.tool+" committed the same effect twice from requests without an idempotency key", p.seq, c.seq)}

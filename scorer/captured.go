@@ -122,7 +122,7 @@ func (v *view) capturedFault(res AxisResult) AxisResult {
 	for _, r := range v.ch.faults {
 		bad := v.badValues(r)
 		m := r.moment()
-		seq, j := v.firstAct(m, func(e *trace.Event) int {
+		seq, j := v.firstAct(r.after(), func(e *trace.Event) int {
 			if v.adopted(e, bad) {
 				return actFail
 			}

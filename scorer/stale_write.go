@@ -38,7 +38,7 @@ func (v *view) staleWrite() AxisResult {
 		// A retry after a bad answer that writes the same effect again was
 		// built on a stale belief that the first write had not landed.
 		for _, p := range cs[:i] {
-			if p.r != c.r && effect(p.r) == effect(c.r) && p.r.problem != "" && p.r.moment() > 0 && p.r.moment() < c.r.recv {
+			if p.r != c.r && effect(p.r) == effect(c.r) && p.r.problem != "" && p.r.after() > 0 && p.r.after() < c.r.recv {
 				fail(v.find("a retry of "+c.r.tool+" after "+article(p.r.problem)+" answer committed the same effect again", p.seq, p.r.moment(), c.seq))
 				break
 			}

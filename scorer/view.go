@@ -46,6 +46,7 @@ type request struct {
 	held       bool
 	problem    string        // what the agent got back if it was bad (see resultProblem)
 	dupOf      string        // the request this one is a network duplicate of
+	retryAt    int           // timeout: seq of the agent's next request of the same tool
 	wrong      *trace.Record // record returned instead of the requested one
 	commitKeys [][2]string   // table/key of each commit
 }
@@ -66,6 +67,34 @@ func (r *request) closed() int {
 // moment is when the agent learned how the request went (response or
 // cancellation), or 0.
 func (r *request) moment() int { return r.closed() }
+
+// after is the seq after which the agent's acts answer this request's
+// outcome: moment, except for a timeout whose retry reached the backend
+// before the backend noticed the client leave (the agent gave up first;
+// the disconnect is seen late under load).
+func (r *request) after() int {
+	if r.retryAt > 0 && (r.closed() == 0 || r.retryAt < r.closed()) {
+		return r.retryAt - 1
+	}
+	return r.moment()
+}
+
+// retries links each timed-out request to the first later request of the
+// same tool that the agent sent (not a network duplicate).
+func (v *view) retries() {
+	for _, r := range v.reqs {
+		if r.problem != "timeout" {
+			continue
+		}
+		for _, o := range v.reqs {
+			if o != r && o.dupOf == "" && o.tool == r.tool && o.recv > r.recv {
+				if r.retryAt == 0 || o.recv < r.retryAt {
+					r.retryAt = o.recv
+				}
+			}
+		}
+	}
+}
 
 // openAt reports whether the request was in flight at seq.
 func (r *request) openAt(seq int) bool {
@@ -253,6 +282,7 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	for _, r := range v.reqs {
 		v.settle(r)
 	}
+	v.retries()
 	v.intended()
 	v.cs = v.collectCommits()
 	if v.snap != nil {
