@@ -78,6 +78,11 @@ type run struct {
 	// answered: the agent has acted (spoken or called a tool) since the
 	// caller's last words; wait_quiet counts silence only after that.
 	answered bool
+	// preparing: a tool_intent not yet followed by a call or new speech.
+	preparing bool
+	// trigCause is the event that fired the current step's trigger with no
+	// delay (zero Event otherwise).
+	trigCause trace.Event
 }
 
 // Run plays c.Script against the agent at c.AgentURL and returns when the
@@ -272,9 +277,12 @@ func (r *run) lastSeq() int {
 	return r.log[len(r.log)-1].Seq
 }
 
+// quiet: not speaking, no tool call open, none being prepared.
+func (r *run) quiet() bool { return len(r.speaking) == 0 && len(r.open) == 0 && !r.preparing }
+
 // observe keeps the state wait_quiet and the no-response rule need.
 func (r *run) observe(e trace.Event) {
-	wasQuiet := len(r.speaking) == 0 && len(r.open) == 0
+	wasQuiet := r.quiet()
 	switch e.Kind {
 	case trace.KindAgentSpeechStart:
 		if d, ok := e.Data.(*trace.AgentSpeech); ok {
@@ -315,7 +323,16 @@ func (r *run) observe(e trace.Event) {
 		(e.Source == trace.SourceAgent || e.Kind == trace.KindToolReceived) {
 		r.agentAfterFin = true
 	}
-	if !wasQuiet && len(r.speaking) == 0 && len(r.open) == 0 {
+	// A tool_intent says a call is being prepared: the agent is busy until
+	// the call reaches the backend or the agent speaks again (it dropped
+	// the call, say after a negation).
+	if e.Kind == trace.KindToolReceived || e.Kind == trace.KindAgentSpeechStart {
+		r.preparing = false
+	}
+	if e.Kind == trace.KindAgentToolIntent {
+		r.preparing = true
+	}
+	if !wasQuiet && r.quiet() {
 		r.quietSince = e.At
 	}
 }

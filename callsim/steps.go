@@ -23,6 +23,12 @@ func (r *run) step(i int) (*ending, error) {
 	case trace.StepNoise:
 		err = r.noise(st)
 	case trace.StepSilence:
+		if st.Duration == 0 && r.trigCause.Seq > 0 {
+			// A zero-length silence on an event marks that event: the
+			// steps after it count from the event itself, not from when
+			// the caller got round to noticing it.
+			r.last = r.trigCause
+		}
 		err = r.sleep(r.scaled(st.Duration))
 	case trace.StepDTMF:
 		r.caller(trace.KindCallerDTMF, &trace.CallerDTMF{Step: st.ID, Digits: st.Digits, Intent: st.Intent.Clone()})
@@ -137,12 +143,16 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 
 	note := &trace.TriggerNote{Step: st.ID, On: describe(on)}
 	from := r.rec.Since()
+	r.trigCause = trace.Event{}
 	if viaFallback {
 		note.Cause = r.lastFinalSeq
 		note.On += " (fallback)"
 	} else {
 		note.Cause = hit.Seq
 		from = hit.At
+		if delay == 0 {
+			r.trigCause = *hit
+		}
 	}
 	if _, err := r.waitUntil(from+delay, nil); err != nil {
 		return nil, err
@@ -303,7 +313,7 @@ func (r *run) waitQuiet(st trace.Step) error {
 		// Silence counts only once the agent has answered the caller's
 		// last words: a slow machine must not hang up on an agent that is
 		// about to reply.
-		if len(r.speaking) > 0 || len(r.open) > 0 || !r.answered {
+		if !r.quiet() || !r.answered {
 			return deadline
 		}
 		return min(max(r.quietSince, begin)+quiet, deadline)

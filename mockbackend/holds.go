@@ -22,6 +22,7 @@ type hold struct {
 	match  *trace.ToolMatch
 	max    time.Duration
 	caught bool          // a request waits on it
+	passed int           // matching requests let through (ToolMatch.Skip)
 	done   bool          // decided, disarmed or replaced
 	decide chan decision // buffered: the decider never blocks
 }
@@ -107,6 +108,10 @@ func (c *Call) catch(x *exchange) *hold {
 	defer c.mu.Unlock()
 	for _, h := range c.holds {
 		if !h.done && !h.caught && h.match.Matches(x.name, x.args) {
+			if h.match != nil && h.passed < h.match.Skip {
+				h.passed++ // let it through: the hold waits for a later one
+				continue
+			}
 			h.caught = true
 			return h
 		}

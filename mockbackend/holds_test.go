@@ -133,3 +133,19 @@ func TestServerCloseClosesCalls(t *testing.T) {
 	_, err := s.Open(CallConfig{ID: "late"})
 	require.Error(t, err)
 }
+
+func TestHoldSkipCatchesTheRetry(t *testing.T) {
+	// Skip 1: the first matching request goes through untouched, the
+	// second (the agent's retry) is held — an ordering, not a race.
+	f := newFixture(t, nil)
+	m := &trace.ToolMatch{Tool: "update_order", Skip: 1}
+	require.NoError(t, f.call.Hold("h", m, time.Hour))
+	require.Equal(t, http.StatusOK, f.post("update_order", update("5590", "2026-12-03")).status, "first try passes")
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolHeld, "r1")))
+	ch := f.async(context.Background(), "update_order", update("5590", "2026-12-05"))
+	waitFor(t, f.rec, kindOf(trace.KindToolHeld, "r2"))
+	require.Equal(t, "2026-12-03", f.record("orders", "5590").Fields["delivery_date"], "the retry waits before commit")
+	require.NoError(t, f.call.Release("h"))
+	require.Equal(t, http.StatusOK, recv(t, ch).status)
+	require.Equal(t, "2026-12-05", f.record("orders", "5590").Fields["delivery_date"])
+}

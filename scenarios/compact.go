@@ -447,16 +447,14 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		ch.Required = true
 		post = []StepSpec{{ID: "release", Do: "release", Hold: "h1", On: &TriggerSpec{After: ch.ID, Delay: ms(600)}}}
 	case "during_retry":
-		// The first write fails (after a short delay, so the hold below is
-		// armed before the answer); the retry is held, the correction lands
-		// while it is held, then the retry is released.
+		// The first write fails; the hold, armed before the request, lets
+		// that first try through and catches the retry; the correction
+		// lands while the retry is held, then the retry is released.
 		faults = []FaultSpec{{Kind: string(trace.FaultStatus), Status: 500, Times: 1, Delay: ms(300), Match: &Match{Tool: req.action}}}
-		hold := StepSpec{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action}, Max: Duration(3 * time.Second),
-			On: &TriggerSpec{Event: string(trace.KindToolReceived), Match: &Match{Tool: req.action}}}
+		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action, Skip: 1}, Max: Duration(3 * time.Second)}}
 		ch.On = &TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
 		post = []StepSpec{{ID: "release", Do: "release", Hold: "h1", On: &TriggerSpec{After: ch.ID, Delay: ms(600)}}}
-		return script(nil, ask(req), []StepSpec{hold, ch}, post), faults
 	}
 	return script(pre, ask(req), []StepSpec{ch}, post), faults
 }

@@ -242,7 +242,10 @@ func (b *builder) match(path string, m *Match) *trace.ToolMatch {
 			}
 		}
 	}
-	return &trace.ToolMatch{Tool: m.Tool, Args: maps.Clone(m.Args)}
+	if m.Skip < 0 {
+		b.add(join(path, "skip"), "must not be negative")
+	}
+	return &trace.ToolMatch{Tool: m.Tool, Args: maps.Clone(m.Args), Skip: m.Skip}
 }
 
 func hasArg(t trace.ToolSpec, name string) bool {
@@ -287,6 +290,9 @@ func (b *builder) fault(path string, f FaultSpec) trace.Fault {
 		if f.Delay <= 0 {
 			b.add(join(path, "delay"), "required for fault %s", kind)
 		}
+	}
+	if f.Match != nil && f.Match.Skip != 0 {
+		b.add(join(join(path, "match"), "skip"), "only a hold's match can skip requests (a fault counts with times)")
 	}
 	return trace.Fault{Kind: kind, Match: b.match(join(path, "match"), f.Match), Probability: f.Probability,
 		Times: f.Times, Delay: f.Delay.D(), Status: f.Status, Record: f.Record}

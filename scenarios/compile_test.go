@@ -55,6 +55,9 @@ func describe(s trace.Step) string {
 	}
 	if s.Match != nil {
 		fmt.Fprintf(&b, " match=%s", s.Match.Tool)
+		if s.Match.Skip > 0 {
+			fmt.Fprintf(&b, " skip=%d", s.Match.Skip)
+		}
 	}
 	if s.Sound != "" {
 		fmt.Fprintf(&b, " sound=%s", s.Sound)
@@ -105,8 +108,7 @@ func TestCompileStagesStepByStep(t *testing.T) {
 		{"core", "corr-03", []string{"hold hold hold=h1 match=update_order for=3s", askDate,
 			`correct say/correct on{event=tool.held delay=100ms} "Sorry, I meant order 5599." v2 update_order exec=true delivery_date=2026-12-03 order_number=5599 required`,
 			"release release on{after=correct delay=600ms} hold=h1", tail1, tail2}},
-		{"core", "corr-06", []string{askDate,
-			`hold hold on{event=tool.received match=update_order} hold=h1 match=update_order for=3s`,
+		{"core", "corr-06", []string{"hold hold hold=h1 match=update_order skip=1 for=3s", askDate,
 			`correct say/correct on{event=tool.held delay=100ms} "Sorry, make that December 5." v2 update_order exec=true delivery_date=2026-12-05 order_number=5590 required`,
 			`release release on{after=correct delay=600ms} hold=h1`,
 			tail1, tail2}},

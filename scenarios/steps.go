@@ -260,6 +260,9 @@ func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]in
 			b.add(join(path, "match"), "needs an event to match")
 		}
 		t.Match = b.match(join(path, "match"), on.Match)
+		if on.Match.Skip != 0 {
+			b.add(join(join(path, "match"), "skip"), "only a hold's match can skip requests")
+		}
 	}
 	if on.Timeout > 0 && on.Event == "" && !quiet {
 		b.add(join(path, "timeout"), "needs an event to wait for")

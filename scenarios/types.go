@@ -101,6 +101,8 @@ type RecordSpec struct {
 type Match struct {
 	Tool string            `json:"tool,omitempty"`
 	Args map[string]string `json:"args,omitempty"`
+	// Skip (holds only): let this many matching requests through first.
+	Skip int `json:"skip,omitempty" jsonschema:"minimum=0"`
 }
 
 // FaultSpec is one backend fault (trace.Fault in file form).

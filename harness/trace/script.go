@@ -114,6 +114,10 @@ type Trigger struct {
 type ToolMatch struct {
 	Tool string            `json:"tool,omitempty"`
 	Args map[string]string `json:"args,omitempty"`
+	// Skip, for holds only: let this many matching requests through
+	// before catching one (1 = catch the retry, not the first try). It
+	// makes "hold the retry" an ordering, not a race with the first try.
+	Skip int `json:"skip,omitempty"`
 }
 
 // Matches reports whether a call of tool with args is selected.
