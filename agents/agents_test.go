@@ -226,11 +226,6 @@ func matrix() []matrixRow {
 			flawed: func(o obs) bool { return o.answer == "Done. Order 5591 now has delivery date January 15." },
 		},
 		{
-			name: "d 202 trusted", flaw: TrustsToolResults, scenario: pending202, naive: true,
-			careful: func(t *testing.T, o obs) { assert.True(t, o.answerApplied) },
-			flawed:  func(o obs) bool { return strings.HasPrefix(o.answer, "Done.") && !o.answerApplied },
-		},
-		{
 			name: "f sound during speech", flaw: AnySoundBargesIn, scenario: soundDuringSpeech, naive: true,
 			careful: func(t *testing.T, o obs) {
 				assert.Equal(t, native.EventAgentSpeech, o.answer)
@@ -309,6 +304,12 @@ func readBetweenWrites(o obs) bool {
 // one flaw switched on, and naive: careful does the right thing, and the
 // flaw (alone, or among naive's) shows as the failure it names.
 func TestFlawMatrix(t *testing.T) {
+	t.Run("202 with trusting results only waits", func(t *testing.T) {
+		// A 202 is not a result yet: TrustsToolResults alone still waits
+		// for the write to land (the flaws are orthogonal).
+		o := pending202(t, Careful().With(TrustsToolResults, true))
+		assert.True(t, o.answerApplied, "answer %q before the write landed", o.answer)
+	})
 	for _, row := range matrix() {
 		t.Run(row.name+"/careful", func(t *testing.T) {
 			o := row.scenario(t, Careful())

@@ -20,7 +20,8 @@ const (
 	// answer. It therefore never undoes a write either.
 	KeepsSentCalls Flaw = "keeps_sent_calls"
 	// TrustsToolResults never re-checks a result unless it looks broken: a
-	// 200's record is taken as truth and confirmed, a 202 as done.
+	// 200's record is taken as truth and confirmed. (A 202 is not a result
+	// yet; what it does with one is ConfirmsOnAccept's business.)
 	TrustsToolResults Flaw = "trusts_tool_results"
 	// AnySoundBargesIn treats any sound onset as a barge-in: it clears and
 	// abandons the rest of its utterance.
@@ -28,8 +29,10 @@ const (
 	// UnkeyedRetries sends no Idempotency-Key and retries a failed or broken
 	// write once, at once, without checking whether it landed.
 	UnkeyedRetries Flaw = "unkeyed_retries"
-	// ConfirmsOnAccept says "Done" as soon as a write is accepted (200 or
-	// 202), from its slot values, instead of when it is done and verified.
+	// ConfirmsOnAccept says "Done" as soon as an asynchronous write is
+	// accepted (202 pending), from its slot values, instead of when the
+	// write has landed. The two flaws are orthogonal, so switching either
+	// off alone removes exactly its own root cause.
 	ConfirmsOnAccept Flaw = "confirms_on_accept"
 )
 

@@ -517,8 +517,8 @@ func (e *engine) openGate(j *job, ok bool) {
 	}
 }
 
-// accepted: the main write got a 200 or 202. A trusting agent confirms a
-// 200's record as it came; otherwise it confirms its slots.
+// accepted: the main write got a 202 (pending). With ConfirmsOnAccept the
+// agent confirms its slots at once.
 func (e *engine) accepted(id int, values map[string]string) {
 	j := e.job
 	if j == nil || j.plan.id != id || !e.has(ConfirmsOnAccept) || j.spoke {
@@ -528,9 +528,6 @@ func (e *engine) accepted(id int, values map[string]string) {
 		return // careful about staleness: this result is not the answer
 	}
 	j.spoke = true
-	if !e.has(TrustsToolResults) {
-		values = nil
-	}
 	e.sayAnswer(outcome{kind: outDone, values: values}, j.plan.version != e.version, j.plan)
 }
 

@@ -267,19 +267,12 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 			return outCancelled, nil
 		}
 		if res.kind == resOK || res.kind == resPending {
-			if main && !announced {
+			if main && !announced && res.kind == resPending {
 				announced = true
-				var v map[string]string
-				if res.kind == resOK {
-					v = recordValues(spec, args, res.record)
-				}
-				w.accepted(v)
+				w.accepted(nil)
 			}
-			if w.has(TrustsToolResults) {
-				if res.kind == resOK {
-					return outDone, recordValues(spec, args, res.record)
-				}
-				return outDone, nil
+			if w.has(TrustsToolResults) && res.kind == resOK {
+				return outDone, recordValues(spec, args, res.record)
 			}
 			if res.kind == resPending {
 				return w.settle(ctx, p, spec, args)

@@ -70,9 +70,8 @@ func liveCauseOf(h *trace.History, s scorer.CallScore) liveCause {
 //     value (corr-03/06/08, int-06); inflight_not_cancelled when the action
 //     was withdrawn (corr-10, int-05).
 //   - trusts_tool_results: a wrong record is confirmed:
-//     unverified_tool_result (tf-03); a 202 taken as done is also
-//     early_confirmation (tf-05), which confirms_on_accept causes too, so
-//     it vanishes only with both off (TestFlawMatrixNaive/joint).
+//     unverified_tool_result (tf-03). A 202 is not a result, so it leaves
+//     202s alone (the flaws are orthogonal).
 //   - any_sound_barges_in: noise_as_barge_in (int-08/09/10).
 //   - unkeyed_retries: a retry after a bad answer commits again
 //     (unsafe_retry: tf-02/07/08), a duplicated delivery commits twice
@@ -80,11 +79,11 @@ func liveCauseOf(h *trace.History, s scorer.CallScore) liveCause {
 //     unkeyed retry gives up (tf-10: backend_correct fails and no bucket
 //     rule fits, so unclassified).
 //   - confirms_on_accept: "Done" on a 202 before the commit:
-//     early_confirmation (tf-05); see trusts_tool_results.
+//     early_confirmation (tf-05).
 var liveFlawCauses = map[agents.Flaw][]liveCause{
 	agents.KeepsBuiltCalls:   {liveStaleSent},
 	agents.KeepsSentCalls:    {liveStaleInflight, liveCause(scorer.BucketInflightNotCanceled)},
-	agents.TrustsToolResults: {liveCause(scorer.BucketUnverifiedResult), liveCause(scorer.BucketEarlyConfirmation)},
+	agents.TrustsToolResults: {liveCause(scorer.BucketUnverifiedResult)},
 	agents.AnySoundBargesIn:  {liveCause(scorer.BucketNoiseBargeIn)},
 	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketUnclassified)},
 	agents.ConfirmsOnAccept:  {liveCause(scorer.BucketEarlyConfirmation)},
@@ -96,7 +95,7 @@ var liveFlawVanish = map[agents.Flaw][]liveCause{
 	agents.TrustsToolResults: {liveCause(scorer.BucketUnverifiedResult)},
 	agents.AnySoundBargesIn:  {liveCause(scorer.BucketNoiseBargeIn)},
 	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketUnclassified)},
-	agents.ConfirmsOnAccept:  nil, // early_confirmation needs trusts_tool_results off too
+	agents.ConfirmsOnAccept:  {liveCause(scorer.BucketEarlyConfirmation)},
 }
 
 // liveCauses counts primary causes over a run.
