@@ -269,8 +269,14 @@ func TestRunnerBackendDiesMidCall(t *testing.T) {
 	}
 	fxAssertBroken(t, out)
 	for _, c := range out {
-		fxAssertShape(t, c.History) // the call was open: its snapshot is there
-		assert.True(t, strings.HasPrefix(c.History.End().Reason, "mock backend unreachable"), c.History.End().Reason)
+		reason := c.History.End().Reason
+		// A call that was open when the backend died says it became
+		// unreachable (and keeps its snapshot); one whose turn came after
+		// could not be opened at all. Both name the mock backend.
+		assert.True(t, strings.HasPrefix(reason, "mock backend"), reason)
+		if strings.HasPrefix(reason, "mock backend unreachable") {
+			fxAssertShape(t, c.History)
+		}
 	}
 }
 
