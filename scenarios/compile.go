@@ -14,8 +14,8 @@ import (
 
 // Script defaults and step defaults.
 const (
-	DefaultStepTimeout = 4 * time.Second
-	DefaultCallTimeout = 20 * time.Second
+	DefaultStepTimeout = 10 * time.Second
+	DefaultCallTimeout = 30 * time.Second
 	DefaultQuiet       = 1200 * time.Millisecond
 	// WordDuration is how long the caller takes per word when a speech step
 	// gives no duration.
