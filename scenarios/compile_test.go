@@ -164,8 +164,8 @@ func TestCompileStagesStepByStep(t *testing.T) {
 
 func TestCompileScriptDefaults(t *testing.T) {
 	c := compilePack(t, "core", "corr-02")
-	assert.Equal(t, 4*time.Second, c.Script.StepTimeout)
-	assert.Equal(t, 20*time.Second, c.Script.CallTimeout)
+	assert.Equal(t, 10*time.Second, c.Script.StepTimeout)
+	assert.Equal(t, 30*time.Second, c.Script.CallTimeout)
 	assert.Equal(t, 1200*time.Millisecond, c.Script.Quiet)
 	assert.Equal(t, OrderCatalog(), c.Tools)
 	assert.Empty(t, c.Faults)
