@@ -76,8 +76,7 @@ func liveCauseOf(h *trace.History, s scorer.CallScore) liveCause {
 //   - unkeyed_retries: a retry after a bad answer commits again
 //     (unsafe_retry: tf-02/07/08), a duplicated delivery commits twice
 //     (missing_idempotency_key: tf-06), and after two 503s the single
-//     unkeyed retry gives up (tf-10: backend_correct fails and no bucket
-//     rule fits, so unclassified).
+//     unkeyed retry gives up (tf-10: gave_up_on_transient_error).
 //   - confirms_on_accept: "Done" on a 202 before the commit:
 //     early_confirmation (tf-05).
 var liveFlawCauses = map[agents.Flaw][]liveCause{
@@ -85,7 +84,7 @@ var liveFlawCauses = map[agents.Flaw][]liveCause{
 	agents.KeepsSentCalls:    {liveStaleInflight, liveCause(scorer.BucketInflightNotCanceled)},
 	agents.TrustsToolResults: {liveCause(scorer.BucketUnverifiedResult)},
 	agents.AnySoundBargesIn:  {liveCause(scorer.BucketNoiseBargeIn)},
-	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketUnclassified)},
+	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketGaveUp)},
 	agents.ConfirmsOnAccept:  {liveCause(scorer.BucketEarlyConfirmation)},
 }
 
@@ -94,7 +93,7 @@ var liveFlawVanish = map[agents.Flaw][]liveCause{
 	agents.KeepsSentCalls:    {liveStaleInflight, liveCause(scorer.BucketInflightNotCanceled)},
 	agents.TrustsToolResults: {liveCause(scorer.BucketUnverifiedResult)},
 	agents.AnySoundBargesIn:  {liveCause(scorer.BucketNoiseBargeIn)},
-	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketUnclassified)},
+	agents.UnkeyedRetries:    {liveCause(scorer.BucketUnsafeRetry), liveCause(scorer.BucketMissingIdempotency), liveCause(scorer.BucketGaveUp)},
 	agents.ConfirmsOnAccept:  {liveCause(scorer.BucketEarlyConfirmation)},
 }
 

@@ -1,5 +1,7 @@
 package scorer
 
+import "fmt"
+
 // buckets runs every root-cause rule on a failed call, in precedence order.
 // wrong_record only counts when nothing above explains the call, and
 // unclassified only when nothing fits at all.
@@ -18,6 +20,7 @@ func (v *view) buckets() []BucketHit {
 	add(BucketEarlyConfirmation, v.bucketEarly())
 	add(BucketMissingIdempotency, v.bucketNoIdempotency())
 	add(BucketNotExecuted, v.bucketNotExecuted())
+	add(BucketGaveUp, v.bucketGaveUp())
 	if len(hits) == 0 {
 		add(BucketWrongRecord, v.bucketWrongRecord())
 	}
@@ -216,6 +219,37 @@ func (v *view) bucketNotExecuted() []Finding {
 		}
 	}
 	return nil
+}
+
+// gave_up_on_transient_error: the caller still wanted the action, nothing
+// of it was ever written, every try of it was answered with a transient
+// error (5xx, 429) or timed out, and the agent ended by saying it was not
+// done. Honest, but the caller's request was dropped after too few tries.
+func (v *view) bucketGaveUp() []Finding {
+	if v.final == nil || !v.final.in.Execute || len(v.commits()) > 0 {
+		return nil
+	}
+	var tries []*request
+	for _, r := range v.reqs {
+		if r.consequential() && r.tool == v.final.in.Action && r.recv > 0 && r.dupOf == "" {
+			tries = append(tries, r)
+		}
+	}
+	if len(tries) == 0 {
+		return nil
+	}
+	for _, r := range tries {
+		transient := r.problem == "timeout" || r.problem == "error" && (r.status >= 500 || r.status == 429)
+		if !transient {
+			return nil
+		}
+	}
+	u := v.confirmingUtterance()
+	if u == nil || u.f.claim != claimNotDone {
+		return nil
+	}
+	last := tries[len(tries)-1]
+	return []Finding{v.find(fmt.Sprintf("every one of %d tries of %s was a transient failure, and the agent gave up", len(tries), last.tool), last.moment(), u.start)}
 }
 
 // wrong_record: a commit to a record the final intent does not target.

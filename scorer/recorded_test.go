@@ -33,6 +33,7 @@ var recorded = []struct {
 	{"bad", "naive", "tf-03", "ffpppf", BucketUnverifiedResult, nil},
 	{"bad", "naive", "tf-05", "fppppf", BucketEarlyConfirmation, nil},
 	{"bad", "naive", "tf-06", "ppppfp", BucketMissingIdempotency, nil},
+	{"bad", "naive", "tf-10", "ppppfp", BucketGaveUp, nil},
 }
 
 func TestRecordedRuns(t *testing.T) {

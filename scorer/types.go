@@ -39,22 +39,23 @@ type Bucket string
 
 // Root-cause buckets, in precedence order (the first that fits is primary).
 const (
-	BucketStaleToolArgs       Bucket = "stale_tool_args"         // args built from superseded values reached the backend
-	BucketInflightNotCanceled Bucket = "inflight_not_cancelled"  // a call in flight when the caller invalidated it committed
-	BucketUnverifiedResult    Bucket = "unverified_tool_result"  // a bad tool result accepted without a verifying read
-	BucketNoiseBargeIn        Bucket = "noise_as_barge_in"       // background noise stopped the agent
-	BucketUnsafeRetry         Bucket = "unsafe_retry"            // backend error, then a retry that repeated the effect
-	BucketEarlyConfirmation   Bucket = "early_confirmation"      // done-claim spoken before the write landed
-	BucketMissingIdempotency  Bucket = "missing_idempotency_key" // a consequential effect repeated for want of a key
-	BucketNotExecuted         Bucket = "action_not_executed"     // done claimed, nothing committed
-	BucketWrongRecord         Bucket = "wrong_record"            // a record the caller never meant was written
-	BucketUnclassified        Bucket = "unclassified"            // failed, and no rule explains it
+	BucketStaleToolArgs       Bucket = "stale_tool_args"            // args built from superseded values reached the backend
+	BucketInflightNotCanceled Bucket = "inflight_not_cancelled"     // a call in flight when the caller invalidated it committed
+	BucketUnverifiedResult    Bucket = "unverified_tool_result"     // a bad tool result accepted without a verifying read
+	BucketNoiseBargeIn        Bucket = "noise_as_barge_in"          // background noise stopped the agent
+	BucketUnsafeRetry         Bucket = "unsafe_retry"               // backend error, then a retry that repeated the effect
+	BucketEarlyConfirmation   Bucket = "early_confirmation"         // done-claim spoken before the write landed
+	BucketMissingIdempotency  Bucket = "missing_idempotency_key"    // a consequential effect repeated for want of a key
+	BucketNotExecuted         Bucket = "action_not_executed"        // done claimed, nothing committed
+	BucketGaveUp              Bucket = "gave_up_on_transient_error" // transient backend errors, too few retries, nothing written
+	BucketWrongRecord         Bucket = "wrong_record"               // a record the caller never meant was written
+	BucketUnclassified        Bucket = "unclassified"               // failed, and no rule explains it
 )
 
 // Buckets lists every bucket in precedence order.
 func Buckets() []Bucket {
 	return []Bucket{BucketStaleToolArgs, BucketInflightNotCanceled, BucketUnverifiedResult, BucketNoiseBargeIn,
-		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketWrongRecord, BucketUnclassified}
+		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketGaveUp, BucketWrongRecord, BucketUnclassified}
 }
 
 // Finding is one reason behind a verdict or bucket, with the events that prove it.

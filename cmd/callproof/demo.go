@@ -146,7 +146,7 @@ func writeDemo(w io.Writer, results []demoAgent) {
 	fmt.Fprintf(w, "\nThe seed column is the article's published run, shown for reference; it is not a target.\n")
 	for _, r := range results {
 		if len(r.Summary.Failed) > 0 {
-			fmt.Fprintf(w, "Look at a failed call: callproof show %s %s\n", r.Dir, r.Summary.Failed[0].Call)
+			fmt.Fprintf(w, "Look at a failed call: %s show %s %s\n", self(), r.Dir, r.Summary.Failed[0].Call)
 			break
 		}
 	}

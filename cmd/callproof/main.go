@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 )
 
 // Exit codes (docs/CLI.md).
@@ -55,6 +56,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// self is how to invoke this command again in a printed hint: the binary's
+// name, or `go run ./cmd/callproof` when it was started by go run.
+func self() string {
+	if strings.Contains(os.Args[0], "go-build") {
+		return "go run ./cmd/callproof"
+	}
+	return "callproof"
 }
 
 func usage(w io.Writer, cmds map[string]command) {

@@ -98,7 +98,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	sum := reports.Summarize(scores)
 	reports.WriteTable(stdout, reports.Title{Suite: name, Agent: *agentURL}, sum)
-	fmt.Fprintf(stdout, "\nresults: %s (show a call: callproof show %s CALL)\n", *out, *out)
+	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL)\n", *out, self(), *out)
 	if sum.Outcomes["harness_error"] > 0 {
 		fmt.Fprintf(stderr, "callproof run: %d calls ended in a harness error; the run is broken (re-run them with --rerun-failed %s)\n", sum.Outcomes["harness_error"], *out)
 		return exitBroken
