@@ -432,3 +432,21 @@ func TestCarefulFailsHonestly(t *testing.T) {
 	assert.Equal(t, "Sorry, I couldn't update order 5590. Nothing was changed.", o.answer)
 	assert.Len(t, o.updates(), 1+DefaultMaxRetries)
 }
+
+// An order number typed on the keypad fills the order slot, as if spoken.
+func TestDTMFOrderNumber(t *testing.T) {
+	b := newFakeBackend(t, nil)
+	c := dialCaller(t, startAgent(t, Careful()).URL, b)
+	c.greeted()
+	c.say("Hi, I'd like to change the delivery date on my order to December 3.")
+	c.waitFor("which order", func(m native.Message) bool {
+		return isSpeech(native.PhaseEnd)(m) && m.AgentSpeech.Text == askOrder
+	})
+	c.send(native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: "5590#"}})
+	ans, _ := c.answerText()
+	c.hangUp()
+	assert.Equal(t, doneDec, ans)
+	u := b.requests("update_order")
+	require.Len(t, u, 1)
+	assert.Equal(t, "5590", u[0].Args["order_number"])
+}

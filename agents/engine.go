@@ -161,8 +161,16 @@ func (e *engine) frame(m native.Message) bool {
 		if m.Sound.Phase == native.PhaseOnset && e.has(AnySoundBargesIn) {
 			e.bargeIn(false)
 		}
+	case m.Event == native.EventDTMF && m.DTMF != nil:
+		// Keypad entry: the digits (without the # or * that end them) are
+		// an order number, as if the caller had said "order 5590".
+		digits := strings.Trim(m.DTMF.Digits, "#*")
+		if digits != "" {
+			e.hear("order " + digits)
+			e.startEOT()
+		}
 	}
-	return false // dtmf and unknown events are ignored
+	return false // unknown events are ignored
 }
 
 func (e *engine) start(st *native.Start) {
@@ -485,6 +493,8 @@ func (e *engine) launch(j *job) {
 				return ok
 			case <-ctx.Done():
 				return false
+			case <-e.s.ctx.Done():
+				return false // the call is over: start no new write
 			}
 		}
 	}

@@ -143,9 +143,14 @@ func (s *session) loop() {
 	}
 }
 
-// spawn runs a tool worker tied to the call's context.
+// spawn runs a tool worker.
+//
+// The worker outlives the call: a caller hanging up is not a withdrawal,
+// so a write already on its way finishes (each request is bounded by the
+// tool timeout) instead of being cut off mid-flight, which would leave its
+// outcome unknown. Corrections still cancel it through the returned func.
 func (s *session) spawn(parent context.Context, w *worker, p plan) context.CancelFunc {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	s.jobs.Add(1)
 	go func() {
 		defer s.jobs.Done()

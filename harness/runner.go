@@ -122,8 +122,11 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: r.Transport,
 		Tools: native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
 	})
-	// Let the backend settle (late commits land or are cut off) before the
-	// snapshot: Close stops timers and fails held calls.
+	// A hang-up is not a withdrawal: let tool requests already on their way
+	// finish (a held write auto-releases, a slow one answers), bounded by
+	// the step timeout, so the snapshot shows where they landed. Then Close
+	// stops timers and fails whatever is still held.
+	settle(rec, r.clock(), time.Duration(float64(c.Script.StepTimeout)*effectiveScale(res.TimeScale, scale)))
 	bc.Close()
 	outcome, reason := res.Outcome, res.Reason
 	// A dead backend explains whatever the call saw, an exclusion included
@@ -139,6 +142,44 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	}
 	rec.Record(trace.SourceHarness, trace.KindSnapshot, &trace.Snapshot{Records: bc.Snapshot()})
 	return end(outcome, reason, &res)
+}
+
+func (r *Runner) clock() trace.Clock {
+	if r.Clock == nil {
+		return trace.SystemClock{}
+	}
+	return r.Clock
+}
+
+func effectiveScale(used, offered float64) float64 {
+	if used > 0 {
+		return used
+	}
+	return offered
+}
+
+// settle waits until no tool request of the call is open, or bound.
+func settle(rec *trace.Recorder, clock trace.Clock, bound time.Duration) {
+	deadline := clock.Now().Add(bound)
+	for {
+		open := map[string]bool{}
+		for _, e := range rec.Events() {
+			d, ok := e.Data.(*trace.ToolEvent)
+			if !ok {
+				continue
+			}
+			switch e.Kind {
+			case trace.KindToolReceived:
+				open[d.Ref] = true
+			case trace.KindToolResponded, trace.KindToolCancelled, trace.KindToolRejected:
+				delete(open, d.Ref)
+			}
+		}
+		if len(open) == 0 || !clock.Now().Before(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // backendAlive checks that the mock backend still accepts connections: a

@@ -13,6 +13,13 @@ func (v *view) confirmation() AxisResult {
 	}
 	u := v.confirmingUtterance()
 	if u == nil {
+		if hang, r := v.hungUpInFlight(); r != nil {
+			// The caller left before the outcome existed: the agent had
+			// nothing to confirm yet and claimed nothing false.
+			res.Verdict = Pass
+			res.Findings = append(res.Findings, v.find("the caller hung up while "+r.tool+" was in flight; the agent claimed nothing", hang, r.recv))
+			return res
+		}
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, v.find("agent never confirmed the outcome after the caller's last change", v.finalSeq))
 		return res
@@ -127,4 +134,22 @@ func fieldsHeld(want, got *trace.Record) bool {
 		}
 	}
 	return true
+}
+
+// hungUpInFlight returns the caller's hang-up and a consequential request
+// that was still open at it, if the caller ended the call mid-write.
+func (v *view) hungUpInFlight() (int, *request) {
+	for i := range v.h.Events {
+		e := &v.h.Events[i]
+		if e.Kind != trace.KindCallerHangup {
+			continue
+		}
+		for _, r := range v.reqs {
+			if r.consequential() && r.openAt(e.Seq) {
+				return e.Seq, r
+			}
+		}
+		return 0, nil
+	}
+	return 0, nil
 }
