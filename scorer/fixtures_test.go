@@ -153,6 +153,24 @@ var fixtures = []fixture{
 		return b.done()
 	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengeToolFailure}},
 
+	// A timed-out write retried at once: under load the retry reaches the
+	// backend before the backend notices the first client leave, so the
+	// cancellation is recorded after the retry. The retry is still the
+	// agent's answer to the timeout (captured), and nothing committed twice.
+	{"ok", "timeout_retry_before_cancel", func() *trace.History {
+		f := []trace.Fault{{Kind: trace.FaultTimeout, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1}}
+		b := newCall("fail-timeout", "tool_failure", f, domain(), say("s1", trace.ActSay, reqDate5590, date5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			speak("a1", "Okay, updating order 5590: delivery date December 3.").
+			toolIntent("update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			recv("r1", "", 1, "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			faultApplied("r1", trace.FaultTimeout).
+			call("r2", "", "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			cancelled("r1", "client gave up").
+			speak("a2", "Done. Order 5590 now has delivery date December 3.")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengeToolFailure}},
+
 	{"ok", "late_success_verified", func() *trace.History {
 		f := []trace.Fault{{Kind: trace.FaultLateSuccess, Match: &trace.ToolMatch{Tool: "update_order"}, Delay: 2 * time.Second}}
 		b := newCall("fail-late-ok", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))

@@ -24,6 +24,7 @@ var recorded = []struct {
 	{"ok", "careful", "corr-10", "pppppp", "", nil},
 	{"ok", "careful", "int-05", "pppppp", "", nil},
 	{"ok", "careful", "tf-07", "pppppp", "", nil},
+	{"ok", "careful", "ext-01-hangup-held-write", "pppppp", "", nil},
 	{"ok", "naive", "int-01", "pppppp", "", nil},
 	{"bad", "naive", "corr-02", "ppffff", BucketStaleToolArgs, nil},
 	{"bad", "naive", "corr-03", "ppffff", BucketStaleToolArgs, []Bucket{BucketInflightNotCanceled}},
