@@ -75,7 +75,7 @@ func (SystemClock) AfterFunc(d time.Duration, f func()) func() bool {
 // scale the harness offers in start.
 const (
 	DefaultEndOfTurn    = 300 * time.Millisecond
-	DefaultPrepare      = 1500 * time.Millisecond
+	DefaultPrepare      = 2 * time.Second
 	DefaultWordTime     = 120 * time.Millisecond
 	DefaultToolTimeout  = 4 * time.Second
 	DefaultRetryBackoff = 200 * time.Millisecond

@@ -78,7 +78,7 @@ type run struct {
 	// answered: the agent has acted (spoken or called a tool) since the
 	// caller's last words; wait_quiet counts silence only after that.
 	answered bool
-	// preparing: a tool_intent not yet followed by a call or new speech.
+	// preparing: a tool_intent not yet followed by new agent speech.
 	preparing bool
 	// trigCause is the event that fired the current step's trigger with no
 	// delay (zero Event otherwise).
@@ -277,7 +277,7 @@ func (r *run) lastSeq() int {
 	return r.log[len(r.log)-1].Seq
 }
 
-// quiet: not speaking, no tool call open, none being prepared.
+// quiet: not speaking, no tool call open, no tool job under way.
 func (r *run) quiet() bool { return len(r.speaking) == 0 && len(r.open) == 0 && !r.preparing }
 
 // observe keeps the state wait_quiet and the no-response rule need.
@@ -323,10 +323,11 @@ func (r *run) observe(e trace.Event) {
 		(e.Source == trace.SourceAgent || e.Kind == trace.KindToolReceived) {
 		r.agentAfterFin = true
 	}
-	// A tool_intent says a call is being prepared: the agent is busy until
-	// the call reaches the backend or the agent speaks again (it dropped
-	// the call, say after a negation).
-	if e.Kind == trace.KindToolReceived || e.Kind == trace.KindAgentSpeechStart {
+	// A tool_intent says a tool job has begun: the agent is busy with it
+	// (reads, the write, retries, the verification — with silent gaps in
+	// between) until it speaks again, which it does to report the outcome
+	// or to say it dropped the job.
+	if e.Kind == trace.KindAgentSpeechStart {
 		r.preparing = false
 	}
 	if e.Kind == trace.KindAgentToolIntent {

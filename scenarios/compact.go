@@ -438,7 +438,7 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		// The fallback (for agents that send no tool_intent) sits well
 		// after a typical end of turn, so an agent that does send one is
 		// never overtaken by it.
-		ch.On = &TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(1200)}
+		ch.On = &TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(1500)}
 		ch.Required = true
 	case "after_tool_sent", "after_tool_started":
 		// The hold is armed before the request so the write cannot slip past.
