@@ -39,7 +39,10 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
+	if pos, err := parse(fs, args[1:]); err != nil || len(pos) > 0 {
+		if err == nil {
+			fs.Usage()
+		}
 		return exitUsage
 	}
 	cfg, err := agents.Named(name)

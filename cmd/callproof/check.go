@@ -23,10 +23,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof check --agent URL [--scale F] [--json]\n\nPlaces a few short calls and says, message by message, what the agent gets right\nand what it must fix. Exit 0: nothing to fix; 1: something to fix; 3: our side failed.\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if *agentURL == "" || fs.NArg() != 0 {
+	if *agentURL == "" || len(pos) != 0 {
 		fs.Usage()
 		return exitUsage
 	}

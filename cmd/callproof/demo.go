@@ -35,7 +35,10 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof demo [--json] [--out DIR] [--scale F]\n\nRuns the built-in core suite against the reference agents naive and careful,\nall in-process on loopback, and prints their tables beside seed 001's.\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
+		if err == nil {
+			fs.Usage()
+		}
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

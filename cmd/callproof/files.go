@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,4 +49,25 @@ func findCall(hs []*trace.History, id string) (*trace.History, error) {
 		ids = append(ids, h.Call)
 	}
 	return nil, fmt.Errorf("no call %q in the run (calls: %v)", id, ids)
+}
+
+// parse parses flags wherever they stand among the arguments ("gate DIR
+// --policy F" as well as "gate --policy F DIR") and returns the
+// positional arguments in order. A "--" ends flag parsing.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
 }

@@ -19,10 +19,11 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof gate [--policy FILE] [--json] RUN.jsonl|DIR\n\nApplies seed 001's release gate. Exit 0: holds; 1: does not hold; 2: bad input; 3: broken run.\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
 		return exitUsage
 	}
@@ -35,7 +36,7 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		}
 		policy = p
 	}
-	hs, err := loadRun(fs.Arg(0))
+	hs, err := loadRun(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
 		return exitUsage

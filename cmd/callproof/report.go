@@ -18,14 +18,15 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof report [--json] SCORES.jsonl|DIR|-\n\nPrints the suite table from scores.\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
 		return exitUsage
 	}
-	scores, err := loadScores(fs.Arg(0))
+	scores, err := loadScores(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof report: %v\n", err)
 		return exitUsage

@@ -30,10 +30,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nexit: 0 the run completed (verdicts are in the table), 2 bad usage or input, 3 broken run (a harness error)\n")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if *agentURL == "" || *out == "" || fs.NArg() != 0 {
+	if *agentURL == "" || *out == "" || len(pos) != 0 {
 		fs.Usage()
 		return exitUsage
 	}

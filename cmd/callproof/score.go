@@ -16,14 +16,15 @@ func cmdScore(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: callproof score RUN.jsonl|DIR|-\n\nScores every call's history and writes one JSON score per line.\n")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		fs.Usage()
 		return exitUsage
 	}
-	hs, err := loadRun(fs.Arg(0))
+	hs, err := loadRun(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof score: %v\n", err)
 		return exitUsage

@@ -15,19 +15,20 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: callproof show RUN.jsonl|DIR CALL\n\nPrints one call's timeline, event by event, and why each axis passed or failed.\n")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
-	if fs.NArg() != 2 {
+	if len(pos) != 2 {
 		fs.Usage()
 		return exitUsage
 	}
-	hs, err := loadRun(fs.Arg(0))
+	hs, err := loadRun(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof show: %v\n", err)
 		return exitUsage
 	}
-	h, err := findCall(hs, fs.Arg(1))
+	h, err := findCall(hs, pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof show: %v\n", err)
 		return exitUsage

@@ -15,7 +15,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: callproof validate [FILE|DIR ...]\n\nChecks scenario files (YAML or JSON) and lists every problem as file:line: field: message.\nWith no arguments it checks the built-in packs.\n")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return exitUsage
 	}
 	var problems []error
@@ -34,14 +35,14 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if fs.NArg() == 0 {
+	if len(pos) == 0 {
 		for _, name := range scenarios.PackNames() {
 			list, err := scenarios.Pack(name)
 			check(list, err)
 			problems = append(problems, scenarios.ValidatePack(list)...)
 		}
 	} else {
-		for _, p := range fs.Args() {
+		for _, p := range pos {
 			if isDir(p) {
 				check(scenarios.LoadDir(p))
 				continue
