@@ -71,8 +71,9 @@ func (r Report) Write(w io.Writer) {
 // The check's calls: a plain request, a barge-in during the agent's
 // read-back, and a cough during its speech. Written as ordinary scenario
 // files so they run through the same path as any suite.
-var checkCalls = []struct{ name, yaml string }{
-	{"plain-request", `id: check-plain
+func checkCalls() []struct{ name, yaml string } {
+	return []struct{ name, yaml string }{
+		{"plain-request", `id: check-plain
 category: combined
 description: a plain request, no challenge
 steps:
@@ -81,18 +82,19 @@ steps:
   - {id: bye, do: hangup}
 expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
 `},
-	{"barge-in", `id: check-barge-in
+		{"barge-in", `id: check-barge-in
 category: interruption
 description: the caller talks over the agent's read-back
 setup: {interrupt_stage: before_agent_finishes, invalidates: false}
 expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
 `},
-	{"noise", `id: check-noise
+		{"noise", `id: check-noise
 category: interruption
 description: a cough while the agent speaks
 setup: {interrupt_stage: background_noise, sound: cough}
 expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
 `},
+	}
 }
 
 // Options tune the check.
@@ -104,7 +106,8 @@ type Options struct {
 func Run(ctx context.Context, env *harness.Env, agentURL string, o Options) (Report, error) {
 	rep := Report{Agent: agentURL}
 	var cases []*scenarios.Compiled
-	for _, c := range checkCalls {
+	calls := checkCalls()
+	for _, c := range calls {
 		s, err := scenarios.LoadBytes(c.name+".yaml", []byte(c.yaml))
 		if err != nil {
 			return rep, fmt.Errorf("conformance: built-in call %s: %w", c.name, err)
@@ -124,7 +127,7 @@ func Run(ctx context.Context, env *harness.Env, agentURL string, o Options) (Rep
 		return rep, err
 	}
 	for i, res := range results {
-		rep.Items = append(rep.Items, judge(checkCalls[i].name, res.History)...)
+		rep.Items = append(rep.Items, judge(calls[i].name, res.History)...)
 	}
 	return rep, nil
 }
