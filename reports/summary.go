@@ -2,6 +2,7 @@ package reports
 
 import (
 	"sort"
+	"time"
 
 	"github.com/callproof/callproof/harness/trace"
 	"github.com/callproof/callproof/scorer"
@@ -43,6 +44,19 @@ type Summary struct {
 	Integrity int                   `json:"integrity"`
 	Buckets   []BucketCount         `json:"buckets"`
 	Failed    []FailedCall          `json:"failed"`
+	// Latency diagnostics over the counted calls, in script time (real
+	// time divided by the call's time scale), beside the axes: never
+	// verdicts. Zero when no call measured one.
+	Latency Latency `json:"latency"`
+}
+
+// Latency summarises response and yield latency across calls.
+type Latency struct {
+	ResponseP50 time.Duration `json:"response_p50,omitempty"`
+	ResponseP95 time.Duration `json:"response_p95,omitempty"`
+	YieldP50    time.Duration `json:"yield_p50,omitempty"`
+	YieldP95    time.Duration `json:"yield_p95,omitempty"`
+	Yields      int           `json:"yields"` // calls with a barge-in to yield to
 }
 
 // Accumulator builds a Summary one score at a time.
@@ -105,6 +119,7 @@ func Summarize(scores []scorer.CallScore) Summary {
 		}
 	}
 	s.Axes = counts
+	s.Latency = latency(scores)
 	order := map[scorer.Bucket]int{}
 	for i, b := range scorer.Buckets() {
 		order[b] = i
@@ -126,6 +141,46 @@ func Summarize(scores []scorer.CallScore) Summary {
 	})
 	sort.Slice(s.Failed, func(i, j int) bool { return s.Failed[i].Call < s.Failed[j].Call })
 	return s
+}
+
+// latency computes script-time percentiles of the counted calls' diagnostics.
+func latency(scores []scorer.CallScore) Latency {
+	var resp, yield []time.Duration
+	script := func(d time.Duration, scale float64) time.Duration {
+		if scale <= 0 {
+			scale = 1
+		}
+		return time.Duration(float64(d) / scale)
+	}
+	for _, c := range scores {
+		if !countsInSuite(c) {
+			continue
+		}
+		if c.Diag.ResponseLatency > 0 {
+			resp = append(resp, script(c.Diag.ResponseLatency, c.Diag.TimeScale))
+		}
+		if c.Diag.YieldLatency > 0 {
+			yield = append(yield, script(c.Diag.YieldLatency, c.Diag.TimeScale))
+		}
+	}
+	return Latency{
+		ResponseP50: percentile(resp, 50), ResponseP95: percentile(resp, 95),
+		YieldP50: percentile(yield, 50), YieldP95: percentile(yield, 95), Yields: len(yield),
+	}
+}
+
+// percentile is the nearest-rank percentile, 0 for no data.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := (p*len(s) + 99) / 100
+	if rank < 1 {
+		rank = 1
+	}
+	return s[rank-1]
 }
 
 // countsInSuite says whether a call's axes count in the suite figures.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/callproof/callproof/harness/trace"
 	"github.com/callproof/callproof/scorer"
@@ -41,6 +42,21 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 	}
 	fmt.Fprintf(tw, "end-to-end integrity\t%d / %d\t\n", s.Integrity, s.Counted)
 	tw.Flush()
+	if l := s.Latency; l.ResponseP50 > 0 || l.YieldP50 > 0 {
+		// Diagnostics beside the axes, in script time: never verdicts.
+		b.WriteString("\nlatency (script time)")
+		if l.ResponseP50 > 0 {
+			fmt.Fprintf(&b, "  response p50 %s p95 %s", round(l.ResponseP50), round(l.ResponseP95))
+		}
+		if l.YieldP50 > 0 {
+			noun := "barge-ins"
+			if l.Yields == 1 {
+				noun = "barge-in"
+			}
+			fmt.Fprintf(&b, "  yield p50 %s p95 %s (%d %s)", round(l.YieldP50), round(l.YieldP95), l.Yields, noun)
+		}
+		b.WriteString("\n")
+	}
 	if len(s.Buckets) > 0 {
 		fmt.Fprintf(&b, "\nroot causes (primary, +secondary)\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -72,6 +88,15 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 	}
 	_, err := io.WriteString(w, trimTrailing(b.String()))
 	return err
+}
+
+// round keeps latencies readable: whole milliseconds, or microseconds
+// below a millisecond.
+func round(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
 }
 
 func outcomeLine(s Summary) string {

@@ -78,9 +78,12 @@ type BucketHit struct {
 }
 
 // Diagnostics are measured beside the axes; they are never verdicts.
+// Latencies are real time; TimeScale (the scale the call ran at) turns
+// them into script time (real / scale) for comparing runs.
 type Diagnostics struct {
 	ResponseLatency time.Duration `json:"response_latency,omitempty"`
 	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
+	TimeScale       float64       `json:"time_scale,omitempty"`
 }
 
 // CallScore is everything the scorer says about one call.
