@@ -96,6 +96,24 @@ type Call struct {
 	Score   scorer.CallScore
 }
 
+// ScoreCalls scores saved histories for the gate.
+func ScoreCalls(hs []*trace.History) []Call {
+	calls := make([]Call, len(hs))
+	for i, h := range hs {
+		calls[i] = Call{History: h, Score: scorer.Score(h)}
+	}
+	return calls
+}
+
+// Scores returns the scores of calls, in order.
+func Scores(calls []Call) []scorer.CallScore {
+	out := make([]scorer.CallScore, len(calls))
+	for i, c := range calls {
+		out[i] = c.Score
+	}
+	return out
+}
+
 // Gate applies the seed's four rules and the policy's extras. An unknown on
 // an axis a rule needs violates that rule.
 func Gate(calls []Call, p Policy) GateResult {

@@ -13,7 +13,6 @@ import (
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/reports"
-	"github.com/callproof/callproof/scorer"
 )
 
 // demoAgent is one agent's demo result, as printed by --json.
@@ -115,13 +114,8 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 			return nil, exitBroken
 		}
-		calls := make([]harness.Call, len(hs))
-		scores := make([]scorer.CallScore, len(hs))
-		for i, h := range hs {
-			scores[i] = scorer.Score(h)
-			calls[i] = harness.Call{History: h, Score: scores[i]}
-		}
-		results = append(results, demoAgent{Agent: agentName, Dir: dir, Summary: reports.Summarize(scores), Gate: harness.Gate(calls, harness.Policy{})})
+		calls := harness.ScoreCalls(hs)
+		results = append(results, demoAgent{Agent: agentName, Dir: dir, Summary: reports.Summarize(harness.Scores(calls)), Gate: harness.Gate(calls, harness.Policy{})})
 	}
 	return results, exitOK
 }

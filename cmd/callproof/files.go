@@ -51,6 +51,20 @@ func findCall(hs []*trace.History, id string) (*trace.History, error) {
 	return nil, fmt.Errorf("no call %q in the run (calls: %v)", id, ids)
 }
 
+// positional parses args and requires exactly n positional arguments,
+// printing the usage when the count is wrong.
+func positional(fs *flag.FlagSet, args []string, n int) ([]string, bool) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, false
+	}
+	if len(pos) != n {
+		fs.Usage()
+		return nil, false
+	}
+	return pos, true
+}
+
 // parse parses flags wherever they stand among the arguments ("gate DIR
 // --policy F" as well as "gate --policy F DIR") and returns the
 // positional arguments in order. A "--" ends flag parsing.

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/scorer"
 )
 
 func cmdGate(args []string, stdout, stderr io.Writer) int {
@@ -19,12 +18,8 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof gate [--policy FILE] [--json] RUN.jsonl|DIR\n\nApplies seed 001's release gate. Exit 0: holds; 1: does not hold; 2: bad input; 3: broken run.\n")
 		fs.PrintDefaults()
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 {
-		fs.Usage()
+	pos, ok := positional(fs, args, 1)
+	if !ok {
 		return exitUsage
 	}
 	var policy harness.Policy
@@ -41,11 +36,7 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
 		return exitUsage
 	}
-	calls := make([]harness.Call, len(hs))
-	for i, h := range hs {
-		calls[i] = harness.Call{History: h, Score: scorer.Score(h)}
-	}
-	g := harness.Gate(calls, policy)
+	g := harness.Gate(harness.ScoreCalls(hs), policy)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

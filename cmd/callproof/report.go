@@ -18,12 +18,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: callproof report [--json] SCORES.jsonl|DIR|-\n\nPrints the suite table from scores.\n")
 		fs.PrintDefaults()
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 {
-		fs.Usage()
+	pos, ok := positional(fs, args, 1)
+	if !ok {
 		return exitUsage
 	}
 	scores, err := loadScores(pos[0])

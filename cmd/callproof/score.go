@@ -16,12 +16,8 @@ func cmdScore(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: callproof score RUN.jsonl|DIR|-\n\nScores every call's history and writes one JSON score per line.\n")
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 {
-		fs.Usage()
+	pos, ok := positional(fs, args, 1)
+	if !ok {
 		return exitUsage
 	}
 	hs, err := loadRun(pos[0])

@@ -15,12 +15,8 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: callproof show RUN.jsonl|DIR CALL\n\nPrints one call's timeline, event by event, and why each axis passed or failed.\n")
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 2 {
-		fs.Usage()
+	pos, ok := positional(fs, args, 2)
+	if !ok {
 		return exitUsage
 	}
 	hs, err := loadRun(pos[0])
