@@ -1,6 +1,6 @@
 package agents
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // defaultCatalog is the built-in order domain, used when start carries no
 // catalogue (a bare test caller).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 )
 

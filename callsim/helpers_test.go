@@ -15,7 +15,7 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 )
 

@@ -3,7 +3,7 @@ package callsim
 import (
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // Latencies computes the call's timing diagnostics from its events (real

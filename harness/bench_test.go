@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
 )
 

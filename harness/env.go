@@ -3,7 +3,7 @@ package harness
 import (
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/mockbackend"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/callsim"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"

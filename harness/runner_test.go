@@ -14,7 +14,7 @@ import (
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
 )

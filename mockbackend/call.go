@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/hashicorp/go-memdb"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // execute is the innermost stage: it reads, updates or creates a record

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/stretchr/testify/require"
 )
 

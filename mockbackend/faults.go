@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // stage runs the rest of a request and returns its answer.

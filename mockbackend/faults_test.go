@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/stretchr/testify/require"
 )
 

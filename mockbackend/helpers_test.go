@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/stretchr/testify/require"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // DefaultHoldMax bounds a hold armed with max <= 0 (before scaling).

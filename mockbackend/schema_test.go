@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/stretchr/testify/require"
 )
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // Options configure a Server.

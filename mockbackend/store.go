@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/hashicorp/go-memdb"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // maxBody bounds a tool request body; arguments are a handful of strings.

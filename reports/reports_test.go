@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
 )
 

@@ -1,7 +1,7 @@
 package reports
 
 import (
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
 )
 

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
 )
 

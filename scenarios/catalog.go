@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // DecoyOrder is the order a wrong_record fault answers with; it is always

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // Script defaults and step defaults.

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"sort"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // triggerKinds are the trace kinds a trigger may wait for: everything the

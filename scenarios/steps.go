@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // StepKinds lists the values of a step's do.

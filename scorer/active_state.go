@@ -1,6 +1,6 @@
 package scorer
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // activeState: after the challenge, does the agent's working state match
 // what the caller wants? Self-reports may fail this axis but never pass it

@@ -1,6 +1,6 @@
 package scorer
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // Judgements of one agent act against an intent.
 const (

@@ -3,7 +3,7 @@ package scorer
 import (
 	"fmt"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // backendCorrect: the final snapshot is the state the caller's last intent

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // inflate makes a corpus history look like a recorded one: agent speech

@@ -3,7 +3,7 @@ package scorer
 import (
 	"fmt"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // captured: did the agent notice the challenge at all? Judged on its first

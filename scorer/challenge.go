@@ -1,6 +1,6 @@
 package scorer
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // ChallengeKind is what a call tests, inferred from its script and events
 // (never from the scenario's category label).

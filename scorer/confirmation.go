@@ -1,6 +1,6 @@
 package scorer
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // confirmation: what the agent last told the caller matches what the
 // backend holds (docs/SCORING.md, axis 6).

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/histories from fixtures_test.go")

@@ -3,7 +3,7 @@ package scorer
 import (
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // Caller and agent phrasing from docs/ARCHITECTURE.md.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // recorded are histories from real runs of the core pack (the reference

@@ -1,6 +1,6 @@
 package scorer
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // Score judges one call. It is pure: the same history always gives the
 // same score, and the history is not modified.

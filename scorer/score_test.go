@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 func fixtureNamed(t testing.TB, name string) fixture {

@@ -3,7 +3,7 @@ package scorer
 import (
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // Verdict is one axis's three-way result. Unknown (no evidence) is never a pass.

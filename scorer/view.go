@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 )
 
 // baseYield is how long an agent may keep talking once the caller starts

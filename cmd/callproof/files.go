@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
 )
 

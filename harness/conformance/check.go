@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/harness/trace"
+	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
 )
 

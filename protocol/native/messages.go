@@ -1,6 +1,6 @@
 package native
 
-import "github.com/callproof/callproof/harness/trace"
+import "github.com/callproof/callproof/trace"
 
 // Event names, caller to agent.
 const (
