@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // resultKind classifies one tool response the way an agent experiences it.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // maxUnknownText bounds how much of an unknown frame the history keeps.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // Backend is the scenario's control over the agent's tools during a call.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/callsim"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 const shipText = "Hi, please ship order 5590 today."

@@ -15,8 +15,8 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // fakeAgent is the test's stand-in for a voice agent: a scripted function

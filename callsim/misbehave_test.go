@@ -13,8 +13,8 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // longScript gives a misbehaving agent time to misbehave.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // step waits for step i's trigger and performs it. A non-nil ending stops

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/trace"
 )
 
 // BenchmarkCoreCareful places b.N live calls, drawn round-robin from core

@@ -3,8 +3,8 @@ package harness
 import (
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/mockbackend"
+	"github.com/callproof/callproof/trace"
 )
 
 // EnvOptions configures the in-process parts of a run.

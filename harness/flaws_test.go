@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // liveCause is one root cause as the flaw matrix tells them apart:

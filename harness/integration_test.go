@@ -23,9 +23,9 @@ import (
 
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // liveFastScale is the time scale of the quick runs: every scripted and

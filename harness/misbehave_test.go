@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/trace"
 )
 
 // The fake agents below stand in for broken voice agents: each is a small

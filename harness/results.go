@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // Files of a results directory.

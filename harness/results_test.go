@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // resultCalls makes n hand-built calls with their real scores.

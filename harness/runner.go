@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/callsim"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // Runner places calls: one isolated call per compiled scenario, at most

@@ -14,10 +14,10 @@ import (
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // fxScale keeps live calls short: every caller-side duration shrinks 20x.

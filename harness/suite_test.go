@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 func fxIDs(cases []*scenarios.Compiled) []string {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 	"github.com/stretchr/testify/require"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // maxKeyLen is Stripe's limit on idempotency keys.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // Golden files live in testdata/*.golden; refresh them with

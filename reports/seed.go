@@ -1,8 +1,8 @@
 package reports
 
 import (
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // SeedTable is seed 001's published run of its known-bad mock pipeline:

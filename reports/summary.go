@@ -4,8 +4,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // AxisCount is one axis's tally over the scored calls.

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // mkScore builds a score whose axes have the given verdicts (in Axes()

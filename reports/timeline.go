@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // WriteTimeline renders one call event by event (seq, time, source, kind,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 func TestWriteTimelineGolden(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // runPath accepts a run file or a results directory holding one.

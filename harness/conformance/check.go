@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/trace"
 	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/trace"
 )
 
 // Level says how much a finding matters.
