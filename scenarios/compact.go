@@ -384,10 +384,10 @@ func (b *builder) toolFailure(r setup) ([]StepSpec, []FaultSpec) {
 		f.Status = r.integer("status", f.Status, 400, 599)
 	}
 	if only("delay_ms", delayed) {
-		f.Delay = ms(r.integer("delay_ms", 0, 1, 60000))
+		f.Delay = ms(r.integer("delay_ms", int(f.Delay.D()/time.Millisecond), 1, int(MaxFaultDelay/time.Millisecond)))
 	}
 	only("record", kind == trace.FaultWrongRecord)
-	f.Times = r.integer("times", f.Times, 0, 100)
+	f.Times = r.integer("times", f.Times, 0, MaxFaultTimes)
 	if kind == "" {
 		return nil, nil
 	}

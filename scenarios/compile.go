@@ -119,6 +119,9 @@ func (b *builder) build() *Compiled {
 
 	script := trace.Script{Steps: steps, StepTimeout: DefaultStepTimeout, CallTimeout: DefaultCallTimeout, Quiet: DefaultQuiet}
 	if t := s.Timeouts; t != nil {
+		b.duration("timeouts.step", t.Step, MaxStepTimeout, "MaxStepTimeout", false)
+		b.duration("timeouts.call", t.Call, MaxCallTimeout, "MaxCallTimeout", false)
+		b.duration("timeouts.quiet", t.Quiet, MaxQuiet, "MaxQuiet", false)
 		if t.Step > 0 {
 			script.StepTimeout = t.Step.D()
 		}
@@ -139,6 +142,32 @@ func (b *builder) build() *Compiled {
 		Records:  b.records(steps, faults),
 		Faults:   faults,
 		Seed:     SeedOf(s),
+	}
+}
+
+// duration checks a duration field against its bound (named by limit, the
+// constant's name). Zero means "the default" for most fields: where zero
+// makes no sense (zeroOK false) writing it out is an error, so the file
+// says what it means. Compact steps are built in code and point at setup;
+// their zeros are defaults, never written.
+func (b *builder) duration(path string, d Duration, max time.Duration, limit string, zeroOK bool) {
+	switch {
+	case d < 0:
+		b.add(path, "must not be negative")
+	case d.D() > max:
+		b.add(path, "%v is over the limit of %v (%s)", d, max, limit)
+	case d == 0 && !zeroOK && b.s.src.written(path) && !(b.compact && (path == "setup" || strings.HasPrefix(path, "setup."))):
+		b.add(path, "must be more than 0 (leave it out for the default)")
+	}
+}
+
+// count checks a count field against 0..max.
+func (b *builder) count(path string, n, max int, limit string) {
+	switch {
+	case n < 0:
+		b.add(path, "must not be negative")
+	case n > max:
+		b.add(path, "%d is over the limit of %d (%s)", n, max, limit)
 	}
 }
 
@@ -242,9 +271,7 @@ func (b *builder) match(path string, m *Match) *trace.ToolMatch {
 			}
 		}
 	}
-	if m.Skip < 0 {
-		b.add(join(path, "skip"), "must not be negative")
-	}
+	b.count(join(path, "skip"), m.Skip, MaxHoldSkip, "MaxHoldSkip")
 	return &trace.ToolMatch{Tool: m.Tool, Args: maps.Clone(m.Args), Skip: m.Skip}
 }
 
@@ -271,12 +298,11 @@ func (b *builder) fault(path string, f FaultSpec) trace.Fault {
 		}
 		b.add(join(path, "kind"), "unknown fault %q (want one of %s)", f.Kind, strings.Join(names, ", "))
 	}
-	if f.Probability < 0 || f.Probability > 1 {
+	if !(f.Probability >= 0 && f.Probability <= 1) { // NaN too
 		b.add(join(path, "probability"), "%v is outside 0..1", f.Probability)
 	}
-	if f.Times < 0 {
-		b.add(join(path, "times"), "must not be negative")
-	}
+	b.count(join(path, "times"), f.Times, MaxFaultTimes, "MaxFaultTimes")
+	b.duration(join(path, "delay"), f.Delay, MaxFaultDelay, "MaxFaultDelay", true)
 	switch kind {
 	case trace.FaultStatus, trace.FaultStatusAfter:
 		if f.Status < 400 || f.Status > 599 {
@@ -317,9 +343,7 @@ func (b *builder) records(steps []trace.Step, faults []trace.Fault) []trace.Reco
 				b.add(join(p, "key"), "duplicate record %s/%s", r.Table, r.Key)
 			}
 			seen[[2]string{r.Table, r.Key}] = true
-			if r.Version < 0 {
-				b.add(join(p, "version"), "must not be negative")
-			}
+			b.count(join(p, "version"), r.Version, MaxRecordVersion, "MaxRecordVersion")
 			v := r.Version
 			if v == 0 {
 				v = 1

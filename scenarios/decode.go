@@ -57,8 +57,11 @@ func got(n *yaml.Node) string {
 	return fmt.Sprintf("%s %q", n.ShortTag(), n.Value)
 }
 
+// resolve follows an alias to its anchored node. yaml.v3 never anchors an
+// alias, so one hop is the rule; the bound only guards against a malformed
+// tree (checkBudget has refused longer chains already).
 func resolve(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i <= MaxDepth; i++ {
 		n = n.Alias
 	}
 	return n
@@ -137,7 +140,11 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		}
 		v.SetFloat(f)
 	case reflect.Interface:
-		v.Set(reflect.ValueOf(d.free(n, path)))
+		// A null stays the zero value (nil): reflect cannot Set from the
+		// invalid Value that reflect.ValueOf(nil) is.
+		if x := d.free(n, path); x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
 	default:
 		panic("scenarios: decoder does not handle " + v.Type().String())
 	}

@@ -77,6 +77,16 @@ func (s *source) line(path string) int {
 	}
 }
 
+// written reports whether the file spelt out path (false for a scenario
+// built in code).
+func (s *source) written(path string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.lines[path]
+	return ok
+}
+
 // decodeFailed reports whether path or an ancestor failed to decode, so
 // Validate does not report the same mistake twice.
 func (s *source) decodeFailed(path string) bool {

@@ -21,7 +21,12 @@ import (
 
 // LoadFile reads one scenario file (.yaml, .yml or .json).
 func LoadFile(name string) (*Scenario, error) {
-	data, err := os.ReadFile(name)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readLimited(f)
 	if err != nil {
 		return nil, err
 	}
@@ -33,11 +38,21 @@ func LoadFile(name string) (*Scenario, error) {
 // Decoding is strict (unknown fields and wrong types are errors, except
 // inside setup) and then the scenario is validated; the error, if any, is
 // Errors listing every problem. The scenario is returned even then, as far
-// as it decoded, unless the file could not be parsed at all.
+// as it decoded, unless the file could not be parsed at all or is over a
+// limit (MaxFileSize, MaxNodes, MaxExpandedBytes, MaxDepth, MaxItems,
+// MaxKeyLen). It never panics, whatever data holds.
 func LoadBytes(name string, data []byte) (*Scenario, error) {
+	if len(data) > MaxFileSize {
+		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
+		return nil, Errors{&Error{File: name, Line: line,
+			Msg: fmt.Sprintf("file is over %d bytes (MaxFileSize)", MaxFileSize)}}
+	}
 	src := &source{file: name, lines: map[string]int{}, bad: map[string]bool{}}
 	root, err := parse(name, data)
 	if err != nil {
+		return nil, Errors{err}
+	}
+	if err := checkBudget(name, root); err != nil {
 		return nil, Errors{err}
 	}
 	s := &Scenario{src: src}
@@ -153,7 +168,7 @@ func loadFS(fsys fs.FS, dir string, display func(string) string) ([]*Scenario, e
 	var out []*Scenario
 	var errs Errors
 	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
+		data, err := readFile(fsys, f)
 		if err != nil {
 			return nil, err
 		}
@@ -201,4 +216,14 @@ func packErrors(pack []*Scenario) Errors {
 		first[s.ID] = s
 	}
 	return errs
+}
+
+// readFile reads a file of fsys, at most one byte past MaxFileSize.
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f)
 }

@@ -149,6 +149,9 @@ func (b *builder) steps(specs []StepSpec) []trace.Step {
 		step := trace.Step{ID: ids[i], Do: kind, Act: act, Required: st.Required}
 		step.On = b.trigger(p("on"), st.On, i, first, st.Do == "wait_quiet")
 		if st.Duration != nil {
+			// Speech and noise take time; a silence or dtmf may be instant.
+			zeroOK := kind != trace.StepSay && kind != trace.StepNoise
+			b.duration(p("duration"), *st.Duration, MaxStepDuration, "MaxStepDuration", zeroOK)
 			step.Duration = st.Duration.D()
 		}
 		switch st.Do {
@@ -159,6 +162,10 @@ func (b *builder) steps(specs []StepSpec) []trace.Step {
 			step.Text = st.Text
 			if st.Duration == nil {
 				step.Duration = speechDuration(st.Text)
+				if step.Duration > MaxStepDuration {
+					b.add(p("text"), "takes %v to say at %v a word, over the limit of %v (MaxStepDuration)",
+						step.Duration, WordDuration, MaxStepDuration)
+				}
 			}
 			if st.Do == "interrupt" {
 				if st.Invalidates == nil {
@@ -197,6 +204,7 @@ func (b *builder) steps(specs []StepSpec) []trace.Step {
 			step.Match = b.match(p("match"), st.Match)
 			// trace.Step has no field of its own for a hold's bound; its
 			// Duration carries it (the hold releases itself after that).
+			b.duration(p("max"), st.Max, MaxHold, "MaxHold", false)
 			step.Duration = st.Max.D()
 			if step.Duration == 0 {
 				step.Duration = defaultHoldMax
@@ -239,6 +247,9 @@ func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]in
 		return trace.Trigger{}
 	}
 	t := trace.Trigger{After: on.After, Delay: on.Delay.D(), Timeout: on.Timeout.D(), Fallback: on.Fallback.D()}
+	b.duration(join(path, "delay"), on.Delay, MaxStepDuration, "MaxStepDuration", true)
+	b.duration(join(path, "timeout"), on.Timeout, MaxStepTimeout, "MaxStepTimeout", false)
+	b.duration(join(path, "fallback"), on.Fallback, MaxStepDuration, "MaxStepDuration", false)
 	if on.After != "" {
 		j, ok := ids[on.After]
 		switch {
