@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestAuthRejectsAndRecords(t *testing.T) {
+func TestAuthRefusalsStayOnTheServer(t *testing.T) {
 	s := testServer(t, Options{})
 	a := openCall(t, s, "a", nil)
 	b := openCall(t, s, "b", nil)
@@ -20,14 +21,15 @@ func TestAuthRejectsAndRecords(t *testing.T) {
 	require.True(t, strings.HasSuffix(a.call.BaseURL(), "/calls/a/tools"), a.call.BaseURL())
 
 	cases := []struct {
-		name   string
-		opt    hdr
-		status int
-		typ    string
+		name    string
+		opt     hdr
+		status  int
+		typ     string
+		tokenOf string
 	}{
-		{"missing", withToken(""), http.StatusUnauthorized, "unauthorized"},
-		{"wrong", withToken("nope"), http.StatusForbidden, "forbidden"},
-		{"other call's token", withToken(b.call.Token()), http.StatusForbidden, "forbidden"},
+		{"missing", withToken(""), http.StatusUnauthorized, "unauthorized", ""},
+		{"wrong", withToken("nope"), http.StatusForbidden, "forbidden", ""},
+		{"other call's token", withToken(b.call.Token()), http.StatusForbidden, "forbidden", "b"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,32 +37,123 @@ func TestAuthRejectsAndRecords(t *testing.T) {
 			require.NoError(t, r.err)
 			require.Equal(t, tc.status, r.status, r.body)
 			require.Equal(t, tc.typ, r.errType(t))
-			ref := "r" + string(rune('1'+i))
-			e := one(t, a.rec, kindOf(trace.KindToolRejected, ref))
-			require.Equal(t, tc.status, tev(e).Status)
-			require.Equal(t, "update_order", tev(e).Tool)
-			require.NotEmpty(t, tev(e).Remote)
-			require.Equal(t, r.body, tev(e).Body)
-			require.Empty(t, find(a.rec, kindOf(trace.KindToolReceived, ref)), "an unauthenticated request is never received")
-			row := ledgerRow(t, a.call, ref)
-			require.Equal(t, tc.status, row.Status)
-			require.Nil(t, row.Committed)
+			log := s.Rejected()
+			require.Len(t, log, i+1)
+			e := log[i]
+			require.Equal(t, tc.status, e.Status)
+			require.Equal(t, "a", e.CallID)
+			require.Equal(t, "/calls/a/tools/update_order", e.Path)
+			require.Equal(t, http.MethodPost, e.Method)
+			require.NotEmpty(t, e.Remote)
+			require.Equal(t, tc.tokenOf, e.TokenOf)
+			require.NotEmpty(t, e.Reason)
 		})
 	}
-	require.Empty(t, b.rec.Events(), "b's token used on a's URL is a's evidence only")
+	require.Empty(t, a.rec.Events(), "a refused request is no call's evidence")
+	require.Empty(t, b.rec.Events(), "b's token used on a's URL is not recorded in b either")
+	require.Empty(t, a.call.Ledger())
+	require.Equal(t, int64(3), s.RejectedCount())
 	require.Equal(t, orderRecords()[0].Fields, a.record("orders", "5590").Fields)
+	// Refusals take no request numbers: a's first real request is r1.
+	require.Equal(t, http.StatusOK, a.post("get_order", map[string]any{"order_number": "5590"}).status)
+	require.Equal(t, "r1", a.call.Ledger()[0].Ref)
+}
+
+// raw sends one request and returns its status and body.
+func raw(t *testing.T, client *http.Client, method, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+func TestCrossCallAnswersRevealNothing(t *testing.T) {
+	s := testServer(t, Options{})
+	victim := openCall(t, s, "victim", nil)
+	attacker := openCall(t, s, "attacker", nil)
+	ended := openCall(t, s, "ended", nil)
+	endedToken := ended.call.Token()
+	ended.call.Close()
+
+	// Every way of naming a call that is not yours, with a wrong token:
+	// open, over, never existed; another call's token or a made-up one.
+	for _, tool := range []string{"tools/get_order", "ledger"} {
+		method := http.MethodPost
+		if tool == "ledger" {
+			method = http.MethodGet
+		}
+		var first string
+		for _, id := range []string{"victim", "ended", "never-was"} {
+			for _, tok := range []string{attacker.call.Token(), "0123456789abcdef0123456789abcdef"} {
+				status, body := raw(t, attacker.client, method, s.URL()+"/calls/"+id+"/"+tool, tok)
+				require.Equal(t, http.StatusForbidden, status, "%s %s", id, tool)
+				if first == "" {
+					first = body
+				}
+				require.Equal(t, first, body, "%s %s: the answer must not depend on the call", id, tool)
+			}
+		}
+		// No token at all: one answer for every id too.
+		var noTok string
+		for _, id := range []string{"victim", "ended", "never-was"} {
+			status, body := raw(t, attacker.client, method, s.URL()+"/calls/"+id+"/"+tool, "")
+			require.Equal(t, http.StatusUnauthorized, status)
+			if noTok == "" {
+				noTok = body
+			}
+			require.Equal(t, noTok, body)
+		}
+	}
+	require.Empty(t, victim.rec.Events())
+	require.Empty(t, victim.call.Ledger())
+	require.Empty(t, attacker.rec.Events())
+	var fromAttacker int
+	for _, e := range s.Rejected() {
+		if e.TokenOf == "attacker" {
+			fromAttacker++
+		}
+	}
+	require.Equal(t, 6, fromAttacker, "the server log names whose token it was")
+
+	// The ended call's own token still learns its call is over.
+	status, _ := raw(t, attacker.client, http.MethodPost, s.URL()+"/calls/ended/tools/get_order", endedToken)
+	require.Equal(t, http.StatusGone, status)
+	// The victim works normally and its request numbers start at r1.
+	require.Equal(t, http.StatusOK, victim.post("get_order", map[string]any{"order_number": "5590"}).status)
+	require.Equal(t, "r1", tev(one(t, victim.rec, kindOf(trace.KindToolReceived, ""))).Ref)
+}
+
+func TestRejectedLogIsBounded(t *testing.T) {
+	s := testServer(t, Options{RejectedLogSize: 4})
+	f := openCall(t, s, "c1", nil)
+	for i := range 10 {
+		status, _ := raw(t, f.client, http.MethodPost, s.URL()+"/calls/c1/tools/t"+strconv.Itoa(i), "bad")
+		require.Equal(t, http.StatusForbidden, status)
+	}
+	log := s.Rejected()
+	require.Len(t, log, 4)
+	for i, e := range log {
+		require.Equal(t, "/calls/c1/tools/t"+strconv.Itoa(6+i), e.Path, "newest kept, oldest first")
+	}
+	require.Equal(t, int64(10), s.RejectedCount())
 }
 
 func TestRouting(t *testing.T) {
 	f := newFixture(t, nil)
 
 	t.Run("unknown call", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPost, f.srv.URL()+"/calls/zzz/tools/get_order", strings.NewReader(`{}`))
-		req.Header.Set("Authorization", "Bearer "+f.call.Token())
-		res, err := f.client.Do(req)
-		require.NoError(t, err)
-		res.Body.Close()
-		require.Equal(t, http.StatusNotFound, res.StatusCode)
+		status, _ := raw(t, f.client, http.MethodPost, f.srv.URL()+"/calls/zzz/tools/get_order", f.call.Token())
+		require.Equal(t, http.StatusForbidden, status, "another call's token is not valid here")
+		status, _ = raw(t, f.client, http.MethodGet, f.srv.URL()+"/nowhere", f.call.Token())
+		require.Equal(t, http.StatusNotFound, status)
 	})
 
 	t.Run("unknown tool is recorded", func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // keep-alive client: auth, parse, validate, memdb commit, ledger, events.
 func BenchmarkToolCall(b *testing.B) {
 	s := testServer(b, Options{})
-	f := openCall(b, s, "bench", nil)
+	f := openCall(b, s, "bench", unlimited)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +30,30 @@ type CallConfig struct {
 	// Recorder receives every tool.* and fault.applied event. Nil makes a
 	// private one on the server's clock.
 	Recorder *trace.Recorder
+	// Budget bounds the agent's tool requests; zero fields take the
+	// defaults (DefaultRequestsPerSecond, DefaultRequestsPerCall).
+	Budget Budget
+	// BodyTimeout bounds reading one request's body, in script time
+	// (scaled like every delay, never below MinBodyTimeout of real time);
+	// 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
+
+// Request limits of a call.
+const (
+	// MaxBodyBytes bounds a tool request body. Arguments are a handful of
+	// short strings; a larger body is refused with 413.
+	MaxBodyBytes = 64 << 10
+	// DefaultBodyTimeout bounds reading one request's body, in script time:
+	// a body that has not fully arrived by then is refused with 408.
+	DefaultBodyTimeout = 10 * time.Second
+	// MinBodyTimeout is the least real time a body is given, however small
+	// the time scale.
+	MinBodyTimeout = time.Second
+	// CloseWait bounds how long Call.Close waits (real time) for requests
+	// in flight to finish once it has cancelled them.
+	CloseWait = 2 * time.Second
+)
 
 // Call is one call's backend: its tools, state, ledger, faults and holds.
 // Its methods are safe for concurrent use.
@@ -44,19 +67,22 @@ type Call struct {
 	mismatch int
 
 	// ctx is cancelled by Close: it wakes every waiting request.
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup // requests in flight and late commits
-	closeOnce sync.Once
+	ctx         context.Context
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup // requests in flight and late commits
+	closeOnce   sync.Once
+	bodyTimeout time.Duration // script time
 
-	mu     sync.Mutex // guards the fields below
-	closed bool
-	scale  float64
-	rng    *mrand.Rand
-	faults []*faultSlot
-	holds  []*hold
-	nextID int
-	nextOp int
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	scale    float64
+	rng      *mrand.Rand
+	faults   []*faultSlot
+	holds    []*hold
+	nextID   int
+	nextOp   int
+	inflight map[string]string // ref → tool of requests being served
+	budget   meter
 }
 
 // tool is a ToolSpec with its argument patterns compiled.
@@ -93,6 +119,12 @@ func newCall(s *Server, cfg CallConfig) (*Call, error) {
 	if rec == nil {
 		rec = trace.NewRecorder(cfg.ID, s.opts.Clock)
 	}
+	if cfg.BodyTimeout < 0 {
+		return nil, fmt.Errorf("mockbackend: negative body timeout")
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Call{
 		id:       cfg.ID,
@@ -105,6 +137,10 @@ func newCall(s *Server, cfg CallConfig) (*Call, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		scale:    normScale(cfg.TimeScale),
+		inflight: map[string]string{},
+		budget:   newMeter(cfg.Budget),
+
+		bodyTimeout: cfg.BodyTimeout,
 		// Two streams from one seed: the same seed replays the same draws.
 		rng: mrand.New(mrand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15)),
 	}
@@ -233,9 +269,15 @@ func (c *Call) Inject(f trace.Fault) error {
 // ErrClosed is returned by controls used on a closed call.
 var ErrClosed = errors.New("mockbackend: call closed")
 
-// Close fails held requests with 503, stops late commits, rejects later
-// requests (410) and waits for requests in flight to finish. Snapshot and
-// Ledger keep working. Safe to call twice.
+// Close fails held requests with 503, stops late commits, cuts bodies
+// still arriving (each such request is recorded as tool.received,
+// tool.cancelled "call closed while its body was arriving", tool.responded
+// 503), rejects later requests (410) and waits for requests in flight to
+// finish, at most CloseWait: a request still running then (one whose
+// answer cannot be written, say) is named in a harness.note and left to
+// end on its own. If any requests were refused over the budget, a note
+// gives their count. Snapshot and Ledger keep working. Safe to call twice;
+// it never blocks longer than CloseWait.
 func (c *Call) Close() {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
@@ -243,8 +285,43 @@ func (c *Call) Close() {
 		c.mu.Unlock()
 		c.srv.forget(c)
 		c.cancel()
-		c.wg.Wait()
+		done := make(chan struct{})
+		go func() {
+			c.wg.Wait()
+			close(done)
+		}()
+		t := time.NewTimer(CloseWait)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			c.mu.Lock()
+			refs := make([]string, 0, len(c.inflight))
+			for _, ref := range trace.SortedKeys(c.inflight) {
+				refs = append(refs, ref+" "+c.inflight[ref])
+			}
+			c.mu.Unlock()
+			c.rec.Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: fmt.Sprintf(
+				"mockbackend: call closed with %d request(s) still in flight after %s: %s",
+				len(refs), CloseWait, strings.Join(refs, ", "))})
+		}
+		if n, v := c.Refused(), c.Violation(); n > 0 {
+			c.rec.Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: fmt.Sprintf(
+				"mockbackend: %d tool request(s) refused with 429 over the budget (%s)", n, v)})
+		}
 	})
+}
+
+// track registers a request being served, for Close's report.
+func (c *Call) track(ref, tool string) func() {
+	c.mu.Lock()
+	c.inflight[ref] = clip(tool, maxLoggedPath)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.inflight, ref)
+		c.mu.Unlock()
+	}
 }
 
 // enter registers a request in flight; false once the call is closed.
@@ -259,20 +336,6 @@ func (c *Call) enter() bool {
 }
 
 func (c *Call) leave() { c.wg.Done() }
-
-// authorize checks the bearer token: 401 when missing, 403 when wrong
-// (including another call's token).
-func (c *Call) authorize(r *http.Request) (status int, typ, msg string) {
-	h := r.Header.Get("Authorization")
-	tok, ok := cutPrefixFold(h, "Bearer ")
-	if !ok || tok == "" {
-		return http.StatusUnauthorized, "unauthorized", "missing bearer token"
-	}
-	if !tokenEqual(tok, c.token) {
-		return http.StatusForbidden, "forbidden", "token is not valid for this call"
-	}
-	return 0, "", ""
-}
 
 func (c *Call) nextRef() (int, string) {
 	c.mu.Lock()

@@ -223,6 +223,7 @@ func TestInjectAddsFaultNow(t *testing.T) {
 func pattern(t *testing.T, s *Server, id string, seed int64, n int) []bool {
 	f := openCall(t, s, id, func(c *CallConfig) {
 		c.Seed = seed
+		c.Budget = Budget{PerSecond: -1, PerCall: -1}
 		c.Faults = []trace.Fault{{Kind: trace.FaultStatus, Status: 500, Probability: 0.5}}
 	})
 	out := make([]bool, n)

@@ -262,3 +262,6 @@ func ledgerRow(t testing.TB, c *Call, ref string) LedgerRow {
 func update(num, date string) map[string]any {
 	return map[string]any{"order_number": num, "delivery_date": date}
 }
+
+// unlimited lifts the call's tool request budget.
+func unlimited(c *CallConfig) { c.Budget = Budget{PerSecond: -1, PerCall: -1} }

@@ -3,6 +3,8 @@ package mockbackend
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -83,9 +85,12 @@ func (x *exchange) amend(fn func(*LedgerRow)) { x.c.amend(x.id, fn) }
 
 // abandon ends a request that will not commit because its client went away
 // or the call closed.
-func (x *exchange) abandon() reply {
+func (x *exchange) abandon() reply { return x.abandonFor("call closed") }
+
+// abandonFor is abandon with the reason to record if the call closed.
+func (x *exchange) abandonFor(closedReason string) reply {
 	if x.c.ctx.Err() != nil {
-		at := x.emit(trace.KindToolCancelled, trace.ToolEvent{Reason: "call closed", Status: http.StatusServiceUnavailable})
+		at := x.emit(trace.KindToolCancelled, trace.ToolEvent{Reason: closedReason, Status: http.StatusServiceUnavailable})
 		x.amend(func(r *LedgerRow) { r.Cancelled = ptr(at) })
 		rep := errorReply(http.StatusServiceUnavailable, "call_closed", "the call was closed before this request completed", "")
 		rep.cancelled = true
@@ -112,22 +117,22 @@ func (x *exchange) wait(d time.Duration) bool {
 	return false
 }
 
-// serveTool runs one HTTP tool request through auth, parsing, validation,
-// idempotency, holds, faults and execution, then answers it.
+// serveTool runs one authenticated HTTP tool request through the budget,
+// the body read, parsing, validation, idempotency, holds, faults and
+// execution, then answers it.
 func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
-	id, ref := c.nextRef()
-	x := &exchange{c: c, ctx: r.Context(), id: id, ref: ref, name: name, remote: r.RemoteAddr}
-
-	if status, typ, msg := c.authorize(r); status != 0 {
-		// Not authenticated, so no tool.received: the rejection stands alone.
-		c.insertRow(LedgerRow{ID: id, Ref: ref, Tool: name, Remote: x.remote, Received: c.rec.Since()})
-		rep := rejectReply(status, typ, msg, "")
-		c.send(w, x, rep, trace.ToolEvent{Remote: x.remote})
+	if !c.spend(w, name) {
 		return
 	}
+	id, ref := c.nextRef()
+	defer c.track(ref, name)()
+	x := &exchange{c: c, ctx: r.Context(), id: id, ref: ref, name: name, remote: r.RemoteAddr}
 
-	args, argErr := decodeArgs(r.Body)
-	x.args = args
+	body, how, readErr := c.readBody(w, r)
+	var argErr *argError
+	if how == bodyOK {
+		x.args, argErr = decodeArgs(body)
+	}
 	x.key = r.Header.Get(native.HeaderIdempotencyKey)
 	var verErr *argError
 	if v := r.Header.Get(native.HeaderStateVersion); v != "" {
@@ -143,8 +148,23 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	var rep reply
 	x.tool = c.tools[name]
 	switch {
+	case how == bodyCallClosed:
+		rep = x.abandonFor("call closed while the request body was arriving")
+	case how == bodyClientGone:
+		rep = x.abandon()
+	case how == bodyTimeout:
+		w.Header().Set("Connection", "close")
+		rep = rejectReply(http.StatusRequestTimeout, "request_timeout",
+			"the request body did not arrive within "+c.bodyDeadline().String(), "")
+	case how == bodyTooLarge:
+		w.Header().Set("Connection", "close")
+		rep = rejectReply(http.StatusRequestEntityTooLarge, "request_too_large",
+			"the request body is larger than "+strconv.Itoa(MaxBodyBytes)+" bytes", "")
+	case how == bodyBroken:
+		w.Header().Set("Connection", "close")
+		rep = rejectReply(http.StatusBadRequest, "invalid_request", "could not read the request body: "+readErr.Error(), "")
 	case x.tool == nil:
-		rep = rejectReply(http.StatusNotFound, "not_found", "unknown tool "+strconv.Quote(name), "")
+		rep = rejectReply(http.StatusNotFound, "not_found", "unknown tool "+strconv.Quote(clip(name, maxLoggedPath)), "")
 	case argErr != nil:
 		rep = rejectReply(http.StatusBadRequest, "invalid_request", argErr.msg, argErr.param)
 	case verErr != nil:
@@ -153,7 +173,7 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 		rep = rejectReply(http.StatusBadRequest, "invalid_request",
 			native.HeaderIdempotencyKey+" is longer than 255 characters", native.HeaderIdempotencyKey)
 	default:
-		if err := x.tool.validate(args); err != nil {
+		if err := x.tool.validate(x.args); err != nil {
 			rep = rejectReply(http.StatusBadRequest, "invalid_request", err.msg, err.param)
 		} else {
 			rep = c.run(x)
@@ -169,6 +189,73 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	if dropped {
 		dropConnection(w)
 	}
+}
+
+// bodyOutcome says how reading a request body ended.
+type bodyOutcome int
+
+const (
+	bodyOK         bodyOutcome = iota
+	bodyTooLarge               // over MaxBodyBytes
+	bodyTimeout                // not all in within the body deadline
+	bodyCallClosed             // the call closed first
+	bodyClientGone             // the client left first
+	bodyBroken                 // bad framing (chunked encoding)
+)
+
+// pastDeadline is an instant long gone: as a read deadline it fails a
+// blocked read at once.
+var pastDeadline = time.Unix(1, 0) //nolint:gochecknoglobals // immutable
+
+// bodyDeadline is the real time a body is given: BodyTimeout scaled, at
+// least MinBodyTimeout.
+func (c *Call) bodyDeadline() time.Duration {
+	return max(c.scaled(c.bodyTimeout), MinBodyTimeout)
+}
+
+// readBody reads the request body, at most MaxBodyBytes, until the body
+// deadline, the call closing or the client leaving, whichever comes first.
+// The read runs on its own goroutine so the handler never waits on a
+// stalled client; a read deadline in the past then fails the read itself.
+func (c *Call) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bodyOutcome, error) {
+	rc := http.NewResponseController(w)
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	body := http.MaxBytesReader(nil, r.Body, MaxBodyBytes)
+	go func() {
+		b, err := io.ReadAll(body)
+		done <- result{b, err}
+	}()
+	t := time.NewTimer(c.bodyDeadline())
+	defer t.Stop()
+	var how bodyOutcome
+	select {
+	case res := <-done:
+		// The body is in: lift the server's whole-request read deadline, so
+		// a request held longer than it is not taken for a client gone.
+		_ = rc.SetReadDeadline(time.Time{})
+		var tooLarge *http.MaxBytesError
+		switch {
+		case res.err == nil:
+			return res.b, bodyOK, nil
+		case errors.As(res.err, &tooLarge):
+			return nil, bodyTooLarge, res.err
+		case r.Context().Err() != nil || errors.Is(res.err, io.ErrUnexpectedEOF):
+			return nil, bodyClientGone, res.err
+		}
+		return nil, bodyBroken, res.err
+	case <-t.C:
+		how = bodyTimeout
+	case <-c.ctx.Done():
+		how = bodyCallClosed
+	case <-r.Context().Done():
+		how = bodyClientGone
+	}
+	_ = rc.SetReadDeadline(pastDeadline) // unsupported by some writers: the read then ends with the connection
+	return nil, how, nil
 }
 
 // receive records tool.received and appends the ledger row.

@@ -12,18 +12,60 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
+// Limits of the HTTP server Start runs. A tool handler replaces the read
+// deadline with its own body deadline (see DefaultBodyTimeout) and clears
+// it once the body is in, so a request held for a long time is never cut
+// by ServerReadTimeout.
+const (
+	// ServerReadHeaderTimeout bounds reading a request's headers (real time).
+	ServerReadHeaderTimeout = 10 * time.Second
+	// ServerReadTimeout bounds reading a whole request, body included, for
+	// endpoints that do not read a body themselves, and bounds draining an
+	// unread body after the answer (real time).
+	ServerReadTimeout = 60 * time.Second
+	// ServerIdleTimeout closes keep-alive connections idle this long.
+	ServerIdleTimeout = 2 * time.Minute
+	// DefaultRejectedLogSize is how many refused requests Server.Rejected
+	// keeps (the newest); older ones are only counted.
+	DefaultRejectedLogSize = 256
+)
+
 // Options configure a Server.
 type Options struct {
 	// Addr to listen on; default 127.0.0.1:0 (loopback, any free port).
 	Addr string
 	// Clock for recorders the server makes itself (calls opened without
-	// one); default trace.SystemClock.
+	// one) and for the times in Rejected; default trace.SystemClock.
 	Clock trace.Clock
 	// IdempotencyMismatchStatus answers a reused key with different
 	// parameters: 400 (Stripe, the default), or 409 / 422 to mimic other
 	// vendors.
 	IdempotencyMismatchStatus int
+	// RejectedLogSize bounds the server's log of refused requests;
+	// 0 means DefaultRejectedLogSize.
+	RejectedLogSize int
 }
+
+// RejectedRequest is a request the server refused before it reached any
+// call: no bearer token, a token not valid for the call its path names
+// (another call's token included), a call that is over, or no such
+// endpoint. Such requests are never recorded in a call's history, so one
+// call's agent cannot write into another call's evidence.
+type RejectedRequest struct {
+	At     time.Time `json:"at"` // on Options.Clock
+	Method string    `json:"method"`
+	Path   string    `json:"path"`              // first 256 bytes
+	CallID string    `json:"call_id,omitempty"` // as the path names it; it may never have existed
+	Remote string    `json:"remote,omitempty"`
+	Status int       `json:"status"`
+	Reason string    `json:"reason"`
+	// TokenOf names the call whose token was used, when it belongs to
+	// another call (open or over): that call's agent sent the request.
+	TokenOf string `json:"token_of,omitempty"`
+}
+
+// maxLoggedPath bounds RejectedRequest.Path.
+const maxLoggedPath = 256
 
 // Server routes tool requests to the calls opened on it.
 type Server struct {
@@ -32,11 +74,18 @@ type Server struct {
 
 	mu     sync.Mutex
 	calls  map[string]*Call
-	gone   map[string]struct{} // ids of closed calls, answered 410
+	gone   map[string]string // ids of closed calls → their token (410 for the token holder)
+	owners map[string]string // token → id of the call (open or closed) it belongs to
 	ln     net.Listener
 	hs     *http.Server
 	url    string
 	closed bool
+
+	// The log of refused requests: a ring of the newest, and a count.
+	logMu    sync.Mutex
+	rejected []RejectedRequest
+	rejNext  int
+	rejTotal int64
 }
 
 // New makes a server; Start it or mount Handler on your own.
@@ -50,12 +99,15 @@ func New(opts Options) *Server {
 	if opts.IdempotencyMismatchStatus == 0 {
 		opts.IdempotencyMismatchStatus = http.StatusBadRequest
 	}
-	s := &Server{opts: opts, calls: map[string]*Call{}, gone: map[string]struct{}{}}
+	if opts.RejectedLogSize <= 0 {
+		opts.RejectedLogSize = DefaultRejectedLogSize
+	}
+	s := &Server{opts: opts, calls: map[string]*Call{}, gone: map[string]string{}, owners: map[string]string{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /calls/{id}/tools/{tool}", s.serveTool)
 	s.mux.HandleFunc("GET /calls/{id}/ledger", s.serveLedger)
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody("not_found", "no such endpoint", ""))
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.refuse(w, r, "", http.StatusNotFound, "not_found", "no such endpoint", "")
 	})
 	return s
 }
@@ -76,7 +128,12 @@ func (s *Server) Start() error {
 	}
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String()
-	s.hs = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	s.hs = &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: ServerReadHeaderTimeout,
+		ReadTimeout:       ServerReadTimeout,
+		IdleTimeout:       ServerIdleTimeout,
+	}
 	go s.hs.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
 	return nil
 }
@@ -88,11 +145,15 @@ func (s *Server) URL() string {
 	return s.url
 }
 
-// Handler serves the tool API, for mounting on a server of your own.
+// Handler serves the tool API, for mounting on a server of your own. Body
+// deadlines need a ResponseWriter that supports
+// http.ResponseController.SetReadDeadline (net/http's does); without it a
+// stalled body still ends the request on time, but the read itself is only
+// cut when your server closes the connection.
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// Close closes every open call (failing held requests with 503) and stops
-// listening. It is safe to call twice.
+// Close closes every open call (failing held requests with 503, each call
+// waiting at most CloseWait) and stops listening. It is safe to call twice.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -106,9 +167,11 @@ func (s *Server) Close() error {
 	}
 	hs := s.hs
 	s.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, c := range calls {
-		c.Close()
+		wg.Go(c.Close)
 	}
+	wg.Wait()
 	if hs != nil {
 		if err := hs.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -137,46 +200,135 @@ func (s *Server) Open(cfg CallConfig) (*Call, error) {
 		c.cancel()
 		return nil, fmt.Errorf("mockbackend: call %q is already open", cfg.ID)
 	}
+	if old, ok := s.gone[cfg.ID]; ok {
+		delete(s.owners, old)
+		delete(s.gone, cfg.ID)
+	}
 	s.calls[cfg.ID] = c
-	delete(s.gone, cfg.ID)
+	s.owners[c.token] = c.id
 	return c, nil
 }
 
-// forget unregisters a closing call, leaving a tombstone so late requests
-// learn the call is over rather than unknown.
+// forget unregisters a closing call, leaving a tombstone so that its own
+// agent (and only it: the tombstone keeps the token) learns the call is
+// over.
 func (s *Server) forget(c *Call) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.calls[c.id] == c {
 		delete(s.calls, c.id)
-		s.gone[c.id] = struct{}{}
+		s.gone[c.id] = c.token
 	}
 }
 
-// lookup finds an open call, or writes the 404/410 answer and returns nil.
-func (s *Server) lookup(w http.ResponseWriter, id string) *Call {
+// Rejected returns the newest refused requests (at most
+// Options.RejectedLogSize), oldest first. They belong to no call.
+func (s *Server) Rejected() []RejectedRequest {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	n := len(s.rejected)
+	out := make([]RejectedRequest, 0, n)
+	if n < s.opts.RejectedLogSize {
+		return append(out, s.rejected...)
+	}
+	out = append(out, s.rejected[s.rejNext:]...)
+	return append(out, s.rejected[:s.rejNext]...)
+}
+
+// RejectedCount is how many requests the server has refused in all,
+// including those no longer kept by Rejected.
+func (s *Server) RejectedCount() int64 {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	return s.rejTotal
+}
+
+// refuse answers a request that reaches no call and logs it on the server.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, tokenOf string, status int, typ, msg, reason string) {
+	if reason == "" {
+		reason = msg
+	}
+	path := r.URL.EscapedPath()
+	if len(path) > maxLoggedPath {
+		path = path[:maxLoggedPath]
+	}
+	method := r.Method
+	if len(method) > maxLoggedPath {
+		method = method[:maxLoggedPath]
+	}
+	e := RejectedRequest{
+		At: s.opts.Clock.Now(), Method: method, Path: path, CallID: clip(r.PathValue("id"), maxLoggedPath),
+		Remote: r.RemoteAddr, Status: status, Reason: reason, TokenOf: tokenOf,
+	}
+	s.logMu.Lock()
+	s.rejTotal++
+	if len(s.rejected) < s.opts.RejectedLogSize {
+		s.rejected = append(s.rejected, e)
+	} else {
+		s.rejected[s.rejNext] = e
+		s.rejNext = (s.rejNext + 1) % len(s.rejected)
+	}
+	s.logMu.Unlock()
+	writeJSON(w, status, errorBody(typ, msg, ""))
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// Answers to requests that authenticate for no open call. They depend only
+// on the request's own Authorization header, never on whether the call in
+// the path exists, existed or never did.
+const (
+	msgNoToken  = "missing bearer token"
+	msgBadToken = "token is not valid for this call"
+)
+
+// authorize finds the open call the request's path names and checks its
+// bearer token. Anything else is refused on the server: 401 without a
+// token, 403 with a token that is not this call's (the same answer whether
+// the call is open, over or unknown), 410 only to the holder of a closed
+// call's token. It returns nil when it answered.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) *Call {
+	id := r.PathValue("id")
+	tok, has := bearerToken(r)
 	s.mu.Lock()
 	c := s.calls[id]
-	_, gone := s.gone[id]
+	goneTok, gone := s.gone[id]
+	owner := ""
+	if has {
+		owner = s.owners[tok]
+	}
 	s.mu.Unlock()
 	switch {
-	case c != nil:
+	case has && c != nil && tokenEqual(tok, c.token):
 		return c
-	case gone:
-		writeJSON(w, http.StatusGone, errorBody("call_closed", fmt.Sprintf("call %q is over", id), ""))
+	case has && gone && tokenEqual(tok, goneTok):
+		s.refuse(w, r, "", http.StatusGone, "call_closed", "the call is over", "")
+	case !has:
+		s.refuse(w, r, "", http.StatusUnauthorized, "unauthorized", msgNoToken, "")
 	default:
-		writeJSON(w, http.StatusNotFound, errorBody("not_found", fmt.Sprintf("no call %q", id), ""))
+		reason := msgBadToken
+		if owner != "" && owner != id {
+			reason = fmt.Sprintf("token of call %q used on call %q", owner, clip(id, maxLoggedPath))
+		} else {
+			owner = ""
+		}
+		s.refuse(w, r, owner, http.StatusForbidden, "forbidden", msgBadToken, reason)
 	}
 	return nil
 }
 
 func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
-	c := s.lookup(w, r.PathValue("id"))
+	c := s.authorize(w, r)
 	if c == nil {
 		return
 	}
 	if !c.enter() {
-		writeJSON(w, http.StatusGone, errorBody("call_closed", "the call is over", ""))
+		s.refuse(w, r, "", http.StatusGone, "call_closed", "the call is over", "")
 		return
 	}
 	defer c.leave()
@@ -184,13 +336,15 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {
-	c := s.lookup(w, r.PathValue("id"))
+	c := s.authorize(w, r)
 	if c == nil {
 		return
 	}
-	if status, typ, msg := c.authorize(r); status != 0 {
-		writeJSON(w, status, errorBody(typ, msg, ""))
-		return
-	}
 	writeJSON(w, http.StatusOK, mustJSON(c.Ledger()))
+}
+
+// bearerToken is the token of an "Authorization: Bearer" header.
+func bearerToken(r *http.Request) (string, bool) {
+	tok, ok := cutPrefixFold(r.Header.Get("Authorization"), "Bearer ")
+	return tok, ok && tok != ""
 }

@@ -13,9 +13,6 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// maxBody bounds a tool request body; arguments are a handful of strings.
-const maxBody = 1 << 20
-
 var integerRe = regexp.MustCompile(`^-?[0-9]+$`) // immutable: safe to share
 
 // argError is a request error that names the argument (or header) at fault.
@@ -24,17 +21,11 @@ type argError struct {
 	msg   string
 }
 
-// decodeArgs reads the whole body (so the server notices a client that
-// leaves while the request waits) and returns its arguments as strings.
-// JSON numbers become their decimal string; anything else is an error.
-func decodeArgs(r io.Reader) (map[string]string, *argError) {
-	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
-	if err != nil {
-		return nil, &argError{msg: "could not read the request body: " + err.Error()}
-	}
-	if len(b) > maxBody {
-		return nil, &argError{msg: "request body is too large"}
-	}
+// decodeArgs returns a request body's arguments as strings. JSON numbers
+// become their decimal string; anything else is an error. (The handler
+// reads the whole body first, so the server notices a client that leaves
+// while the request waits.)
+func decodeArgs(b []byte) (map[string]string, *argError) {
 	args := map[string]string{}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return args, nil
