@@ -9,36 +9,37 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// maxUnknownText bounds how much of an unknown frame the history keeps.
-const maxUnknownText = 4096
-
 // pump is the only consumer of the connection: it records every agent
 // frame and ends the call (through the call context) on a hangup, a
-// transfer or a protocol violation.
+// transfer, a protocol violation or a budget passed. Frames that arrive
+// once the call has ended are dropped.
 func (r *run) pump() {
-	meter := newMeter(r.s.opts.Clock, r.s.opts.MaxMessagesPerSecond)
+	meter := newMeter(r.s.opts.Clock, r.lim.MaxMessagesPerSecond)
 	total := 0
 	for {
 		f, err := r.conn.Recv(r.base)
+		if r.base.Err() != nil {
+			return
+		}
 		if err != nil {
-			if r.base.Err() != nil {
-				return
-			}
 			switch {
 			case errors.Is(err, ErrGarbageFrame):
 				r.note("agent sent a frame that is not a JSON message: " + err.Error())
-				r.stop(agentError("garbage frame"))
+				r.stop(agentError(ReasonGarbageFrame))
 			case errors.Is(err, ErrOversizedFrame):
-				r.stop(agentError("oversized frame"))
+				r.stop(agentError(ReasonOversizedFrame))
+			case errors.Is(err, ErrUnresponsive):
+				r.note(err.Error())
+				r.stop(agentError(ReasonUnresponsive))
 			default:
 				r.connDown.Store(true)
-				r.stop(agentError("agent closed the connection: " + err.Error()))
+				r.stop(agentError(ReasonClosed + ": " + err.Error()))
 			}
 			return
 		}
 		total++
-		if total > r.s.opts.MaxMessagesPerCall || !meter.take() {
-			r.stop(agentError("flood"))
+		if total > r.lim.MaxMessagesPerCall || !meter.take() {
+			r.stop(agentError(ReasonFlood))
 			return
 		}
 		if e := r.agentFrame(f); e != nil {
@@ -48,72 +49,94 @@ func (r *run) pump() {
 	}
 }
 
-// agentFrame records one agent message as its trace event.
+// agentFrame records one agent message as its trace event, its text cut
+// to the per-event cap and counted against the call's text budget. The
+// event that passes the budget is recorded, then the call ends.
 func (r *run) agentFrame(f Frame) *ending {
 	m := f.Message
-	rec := func(k trace.Kind, d any) { r.rec.Record(trace.SourceAgent, k, d) }
+	c := newClipper(r.lim.MaxEventTextBytes)
+	var (
+		kind trace.Kind
+		data any
+		end  *ending
+	)
 	switch {
 	case m.Event == native.EventAck:
 		a := native.Ack{}
 		if m.Ack != nil {
 			a = *m.Ack
 		}
+		agent := c.str(a.Agent)
 		select {
 		case r.ackCh <- a:
-			r.note(fmt.Sprintf("agent ack: time scale %g agent %q", a.TimeScale, a.Agent))
+			r.note(fmt.Sprintf("agent ack: time scale %g agent %q", a.TimeScale, agent))
 		default:
 			r.note("agent sent another ack; ignored")
 		}
 	case m.Event == native.EventAgentSpeech && m.AgentSpeech != nil:
 		s := m.AgentSpeech
-		d := &trace.AgentSpeech{Utterance: s.ID, Text: s.Text}
 		switch s.Phase {
 		case native.PhaseStart:
-			rec(trace.KindAgentSpeechStart, d)
+			kind = trace.KindAgentSpeechStart
 		case native.PhaseText:
-			rec(trace.KindAgentSpeechText, d)
+			kind = trace.KindAgentSpeechText
 		case native.PhaseEnd:
-			rec(trace.KindAgentSpeechEnd, d)
+			kind = trace.KindAgentSpeechEnd
 		default:
 			r.unknown(f)
+		}
+		if kind != "" {
+			data = &trace.AgentSpeech{Utterance: c.str(s.ID), Text: c.str(s.Text)}
 		}
 	case m.Event == native.EventClear:
 		d := &trace.AgentSpeech{}
 		if m.Clear != nil {
-			d.Utterance = m.Clear.ID
+			d.Utterance = c.str(m.Clear.ID)
 		}
-		rec(trace.KindAgentClear, d)
+		kind, data = trace.KindAgentClear, d
 	case m.Event == native.EventToolIntent && m.ToolIntent != nil:
-		rec(trace.KindAgentToolIntent, &trace.AgentToolIntent{Tool: m.ToolIntent.Tool, Args: m.ToolIntent.Args})
+		kind, data = trace.KindAgentToolIntent, &trace.AgentToolIntent{Tool: c.str(m.ToolIntent.Tool), Args: c.strMap(m.ToolIntent.Args)}
 	case m.Event == native.EventState && m.State != nil:
-		rec(trace.KindAgentState, &trace.AgentState{Version: m.State.Version, Slots: m.State.Slots, Pending: m.State.Pending})
+		st := m.State
+		kind, data = trace.KindAgentState, &trace.AgentState{Version: st.Version, Pending: c.str(st.Pending), Slots: c.strMap(st.Slots)}
 	case m.Event == native.EventHangup:
 		d := &trace.Note{}
 		if m.Hangup != nil {
-			d.Text = m.Hangup.Reason
+			d.Text = c.str(m.Hangup.Reason)
 		}
-		rec(trace.KindAgentHangup, d)
-		return &ending{reason: "agent hung up"}
+		kind, data, end = trace.KindAgentHangup, d, &ending{reason: "agent hung up"}
 	case m.Event == native.EventTransfer:
 		d := &trace.Note{}
 		if m.Transfer != nil {
-			d.Text = m.Transfer.To
+			d.Text = c.str(m.Transfer.To)
 		}
-		rec(trace.KindAgentTransfer, d)
-		return &ending{reason: "agent transferred the call"}
+		kind, data, end = trace.KindAgentTransfer, d, &ending{reason: "agent transferred the call"}
 	default:
 		r.unknown(f)
 	}
-	return nil
+	if kind != "" {
+		r.rec.Record(trace.SourceAgent, kind, data)
+	}
+	if c.cut {
+		r.truncated.Add(1)
+	}
+	r.textSent += c.sent
+	if r.textSent > r.lim.MaxCallTextBytes {
+		r.note(fmt.Sprintf("agent sent %d bytes of text, over the call's budget of %d (MaxCallTextBytes)", r.textSent, r.lim.MaxCallTextBytes))
+		return agentError(ReasonTextBudget)
+	}
+	return end
 }
 
 // unknown records a message this version does not understand (including a
 // known event without its payload) and otherwise ignores it, so agents can
-// send extensions.
+// send extensions. It is kept verbatim up to the per-event cap and is not
+// agent text: the history budget bounds it.
 func (r *run) unknown(f Frame) {
-	text := string(f.Raw)
-	if len(text) > maxUnknownText {
-		text = text[:maxUnknownText] + "…(truncated)"
+	c := newClipper(r.lim.MaxEventTextBytes)
+	text := c.bytes(f.Raw)
+	if c.cut {
+		r.truncated.Add(1)
 	}
 	r.rec.Record(trace.SourceAgent, trace.KindAgentUnknown, &trace.Note{Text: text})
 }

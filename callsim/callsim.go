@@ -50,11 +50,117 @@ type FrameLimiter interface {
 	SetFrameLimit(n int64)
 }
 
+// Deadliner is an optional Conn capability that bounds every wait on the
+// agent inside the connection itself, so no read or write outlives the
+// call and a hung agent is noticed even while the caller is silent. The
+// simulator calls both methods before the first Recv and again once the
+// call's time scale is settled; they may be called while a Recv is
+// blocked and take effect on it.
+type Deadliner interface {
+	// SetCallDeadline makes every read and write fail after t (the call's
+	// end plus the time for the stop frame).
+	SetCallDeadline(t time.Time)
+	// SetIdleTimeout makes Recv fail with ErrUnresponsive once the agent
+	// has sent nothing for d: no frame and no answer to the connection's
+	// keepalive (a WebSocket ping). Zero turns it off.
+	SetIdleTimeout(d time.Duration)
+}
+
 // Protocol violations a Conn reports from Recv.
 var (
 	ErrGarbageFrame   = errors.New("garbage frame")
 	ErrOversizedFrame = errors.New("oversized frame")
+	// ErrUnresponsive: the agent sent nothing, not even a pong, within the
+	// idle timeout (see Deadliner), or a read outlasted the call deadline.
+	ErrUnresponsive = errors.New("agent unresponsive")
 )
+
+// Reasons a call ends as agent_error (Result.Reason). The ones marked
+// "prefix" are followed by ": " and the underlying error.
+const (
+	ReasonDial           = "dial"                        // prefix: connection refused, handshake failed or timed out
+	ReasonClosed         = "agent closed the connection" // prefix: the agent's side went away while the pump read
+	ReasonConnLost       = "connection lost"             // prefix: a write to the agent failed
+	ReasonGarbageFrame   = "garbage frame"               // not a JSON object, or a binary frame
+	ReasonOversizedFrame = "oversized frame"             // one frame over Limits.MaxFrameBytes
+	ReasonFlood          = "flood"                       // over Limits.MaxMessagesPerSecond sustained, or Limits.MaxMessagesPerCall
+	ReasonTextBudget     = "text budget"                 // agent text over Limits.MaxCallTextBytes in one call
+	ReasonHistoryBudget  = "history budget"              // the call's history over Limits.MaxHistoryBytes or Limits.MaxHistoryEvents
+	ReasonUnresponsive   = "unresponsive"                // nothing from the agent, not even a pong, for Limits.IdleTimeout
+	ReasonNoResponse     = "no response"                 // no agent speech within the step timeout after the caller's first final
+	ReasonCallTimeout    = "call timeout"                // the script outlasted the call timeout
+)
+
+// TruncationMarker ends agent text cut to Limits.MaxEventTextBytes in a
+// recorded event.
+const TruncationMarker = "…(truncated)"
+
+// Limits bound what one call accepts from the agent. A zero field is
+// unset: in Call.Limits it falls back to the Simulator's Options.Limits,
+// and there to the Default constant of the same name. Values below zero
+// count as unset.
+//
+// Agent text is every string an agent message carries into the history:
+// agent_speech id and text, clear id, tool_intent tool and args, state
+// slots and pending, hangup reason, transfer target, ack agent name. It is
+// counted as sent (before truncation). Unknown messages are not text: they
+// are recorded cut to MaxEventTextBytes and count towards the history.
+type Limits struct {
+	MaxFrameBytes        int64 // largest frame; over it the call ends (oversized frame)
+	MaxMessagesPerSecond int   // sustained frame rate, bursts of one second's worth; over it: flood
+	MaxMessagesPerCall   int   // frames in one call; over it: flood
+	// MaxEventTextBytes bounds the agent text kept in one recorded event;
+	// the rest is cut and TruncationMarker appended. The call goes on.
+	MaxEventTextBytes int
+	// MaxCallTextBytes bounds the agent text of one call, as sent; over it
+	// the call ends (text budget).
+	MaxCallTextBytes int64
+	// MaxHistoryBytes bounds the call's history as JSONL (every party's
+	// events, as trace.WriteJSONL writes them); over it the call ends
+	// (history budget), keeping the event that crossed it.
+	MaxHistoryBytes int64
+	// MaxHistoryEvents bounds the number of events in the call's history;
+	// over it the call ends (history budget).
+	MaxHistoryEvents int
+	// IdleTimeout (real time) is how long the agent may send nothing, not
+	// even a pong to the connection's keepalive, before the call ends
+	// (unresponsive). Unset, it is the scaled step timeout but at least
+	// DefaultMinIdleTimeout. Needs a Conn that is a Deadliner.
+	IdleTimeout time.Duration
+}
+
+// or fills l's unset fields from def.
+func (l Limits) or(def Limits) Limits {
+	pick := func(v, d int64) int64 {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	l.MaxFrameBytes = pick(l.MaxFrameBytes, def.MaxFrameBytes)
+	l.MaxMessagesPerSecond = int(pick(int64(l.MaxMessagesPerSecond), int64(def.MaxMessagesPerSecond)))
+	l.MaxMessagesPerCall = int(pick(int64(l.MaxMessagesPerCall), int64(def.MaxMessagesPerCall)))
+	l.MaxEventTextBytes = int(pick(int64(l.MaxEventTextBytes), int64(def.MaxEventTextBytes)))
+	l.MaxCallTextBytes = pick(l.MaxCallTextBytes, def.MaxCallTextBytes)
+	l.MaxHistoryBytes = pick(l.MaxHistoryBytes, def.MaxHistoryBytes)
+	l.MaxHistoryEvents = int(pick(int64(l.MaxHistoryEvents), int64(def.MaxHistoryEvents)))
+	l.IdleTimeout = time.Duration(pick(int64(l.IdleTimeout), int64(def.IdleTimeout)))
+	return l
+}
+
+// DefaultLimits returns the Default limits (IdleTimeout stays unset: it
+// follows the step timeout).
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFrameBytes:        DefaultMaxFrameBytes,
+		MaxMessagesPerSecond: DefaultMaxMessagesPerSecond,
+		MaxMessagesPerCall:   DefaultMaxMessagesPerCall,
+		MaxEventTextBytes:    DefaultMaxEventTextBytes,
+		MaxCallTextBytes:     DefaultMaxCallTextBytes,
+		MaxHistoryBytes:      DefaultMaxHistoryBytes,
+		MaxHistoryEvents:     DefaultMaxHistoryEvents,
+	}
+}
 
 // Call is one call to run.
 type Call struct {
@@ -67,6 +173,9 @@ type Call struct {
 	Recorder         *trace.Recorder
 	Backend          Backend // may be nil when the script has no backend steps
 	Transport        Transport
+	// Limits overrides the Simulator's limits for this call (per-scenario
+	// budgets); zero fields keep the Simulator's.
+	Limits Limits
 }
 
 // Result is what the simulator saw. Outcome is "" when the call ran to its
@@ -83,27 +192,55 @@ type Result struct {
 
 // Options bound and tune the simulator. Zero values take the defaults.
 type Options struct {
-	Clock                trace.Clock   // flood metering; default the system clock
-	MaxFrameBytes        int64         // default 1 MiB
-	MaxMessagesPerSecond int           // sustained rate; default 500
-	MaxMessagesPerCall   int           // default 20,000
-	AckWait              time.Duration // real time to wait for ack; default 300ms
-	DialTimeout          time.Duration // default 5s
-	StopTimeout          time.Duration // real time for the final stop frame; default 1s
+	Clock trace.Clock // flood metering; default the system clock
+	// Limits for every call; a Call's own Limits override them field by
+	// field.
+	Limits
+	AckWait      time.Duration // real time to wait for ack; default 300ms
+	DialTimeout  time.Duration // default 5s
+	StopTimeout  time.Duration // real time for the final stop frame; default 1s
+	CloseTimeout time.Duration // real time to wait for the connection to close and its reader to stop; default 2s
 }
 
-// Defaults for Options and for unset script bounds (script time).
+// Defaults for Options and Limits, and for unset script bounds (script
+// time).
 const (
-	DefaultMaxFrameBytes        = 1 << 20
+	// DefaultMaxFrameBytes bounds one agent frame (1 MiB).
+	DefaultMaxFrameBytes = 1 << 20
+	// DefaultMaxMessagesPerSecond is the sustained agent frame rate; bursts
+	// of one second's worth are allowed.
 	DefaultMaxMessagesPerSecond = 500
-	DefaultMaxMessagesPerCall   = 20000
-	DefaultAckWait              = 300 * time.Millisecond
-	DefaultDialTimeout          = 5 * time.Second
-	DefaultStopTimeout          = time.Second
-	DefaultStepTimeout          = 10 * time.Second
-	DefaultCallTimeout          = 2 * time.Minute
-	DefaultQuiet                = time.Second
-	DefaultNoise                = 500 * time.Millisecond
+	// DefaultMaxMessagesPerCall bounds the agent frames of one call.
+	DefaultMaxMessagesPerCall = 20000
+	// DefaultMaxEventTextBytes bounds the agent text kept per recorded
+	// event (4 KiB). The reference agents' longest phrase is under 100
+	// bytes; a spoken minute is about 1 KiB of text.
+	DefaultMaxEventTextBytes = 4 << 10
+	// DefaultMaxCallTextBytes bounds the agent text of one call as sent
+	// (256 KiB): a reference call sends under 1 KiB, and even an agent
+	// resending its whole utterance on every word stays far below it.
+	DefaultMaxCallTextBytes = 256 << 10
+	// DefaultMaxHistoryBytes bounds one call's history as JSONL (2 MiB): a
+	// reference call's history is 15–20 KiB, start event included.
+	DefaultMaxHistoryBytes = 2 << 20
+	// DefaultMaxHistoryEvents bounds the events of one call's history: a
+	// reference call has under 300, and it stays above
+	// DefaultMaxMessagesPerCall so frame floods are reported as flood.
+	DefaultMaxHistoryEvents = 25000
+	// DefaultMinIdleTimeout is the least IdleTimeout (real time) when it
+	// follows a scaled step timeout: a live agent answers a ping in
+	// milliseconds, so only a stopped or deaf one comes near it.
+	DefaultMinIdleTimeout = 2 * time.Second
+	DefaultAckWait        = 300 * time.Millisecond
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultStopTimeout    = time.Second
+	// DefaultCloseTimeout bounds the wait for the connection's Close and
+	// its reader's exit when a call ends (real time).
+	DefaultCloseTimeout = 2 * time.Second
+	DefaultStepTimeout  = 10 * time.Second
+	DefaultCallTimeout  = 2 * time.Minute
+	DefaultQuiet        = time.Second
+	DefaultNoise        = 500 * time.Millisecond
 	// Speech without a Duration lasts WordDuration per word, at least
 	// MinSpeech.
 	WordDuration = 300 * time.Millisecond
@@ -121,15 +258,7 @@ func New(opts Options) *Simulator {
 	if opts.Clock == nil {
 		opts.Clock = trace.SystemClock{}
 	}
-	if opts.MaxFrameBytes <= 0 {
-		opts.MaxFrameBytes = DefaultMaxFrameBytes
-	}
-	if opts.MaxMessagesPerSecond <= 0 {
-		opts.MaxMessagesPerSecond = DefaultMaxMessagesPerSecond
-	}
-	if opts.MaxMessagesPerCall <= 0 {
-		opts.MaxMessagesPerCall = DefaultMaxMessagesPerCall
-	}
+	opts.Limits = opts.Limits.or(DefaultLimits())
 	if opts.AckWait <= 0 {
 		opts.AckWait = DefaultAckWait
 	}
@@ -138,6 +267,9 @@ func New(opts Options) *Simulator {
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = DefaultStopTimeout
+	}
+	if opts.CloseTimeout <= 0 {
+		opts.CloseTimeout = DefaultCloseTimeout
 	}
 	return &Simulator{opts: opts}
 }

@@ -70,7 +70,7 @@ func misbehaviours() []misbehaviour {
 		},
 		{
 			name:   "too many messages in a call",
-			opts:   callsim.Options{MaxMessagesPerCall: 50, MaxMessagesPerSecond: 1_000_000},
+			opts:   callsim.Options{Limits: callsim.Limits{MaxMessagesPerCall: 50, MaxMessagesPerSecond: 1_000_000}},
 			script: longScript(),
 			agent: func(a *fakeAgent) {
 				a.next()
@@ -83,7 +83,7 @@ func misbehaviours() []misbehaviour {
 		},
 		{
 			name:   "oversized frame",
-			opts:   callsim.Options{MaxFrameBytes: 1024},
+			opts:   callsim.Options{Limits: callsim.Limits{MaxFrameBytes: 1024}},
 			script: longScript(),
 			agent: func(a *fakeAgent) {
 				a.next()

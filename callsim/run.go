@@ -44,6 +44,7 @@ func (b *inbox) take() []trace.Event {
 type run struct {
 	s     *Simulator
 	c     Call
+	lim   Limits // the call's: c.Limits over the Simulator's
 	rec   *trace.Recorder
 	in    *inbox
 	conn  Conn
@@ -52,9 +53,13 @@ type run struct {
 	ctx   context.Context // the runner's: base bounded by the call timeout
 	scale float64
 
-	// Shared with the pump.
-	ackCh    chan native.Ack // first ack only
-	connDown atomic.Bool     // the pump saw the connection go
+	// Shared with the pump and the recorder's subscription.
+	ackCh     chan native.Ack // first ack only
+	connDown  atomic.Bool     // the pump saw the connection go
+	hist      history         // the history's size so far
+	truncated atomic.Int64    // agent events whose text was cut
+
+	textSent int64 // agent text the call has sent; the pump's
 
 	sendSeq  int
 	utt, snd int
@@ -74,7 +79,7 @@ type run struct {
 	firstFinal    time.Duration // -1 until the first caller final
 	lastFinalSeq  int
 	lastFinalAt   time.Duration
-	agentAfterFin bool // the agent sent something after the first final
+	agentAfterFin bool // the agent spoke after the first final
 	// answered: the agent has acted (spoken or called a tool) since the
 	// caller's last words; wait_quiet counts silence only after that.
 	answered bool
@@ -86,41 +91,34 @@ type run struct {
 }
 
 // Run plays c.Script against the agent at c.AgentURL and returns when the
-// call has ended and its goroutines are gone.
+// call has ended. Every wait is bounded: the connection's Close and its
+// reader's exit by Options.CloseTimeout, after which the call ends anyway.
 func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	if c.Recorder == nil || c.Transport == nil {
 		return Result{Outcome: trace.OutcomeHarnessError, Reason: "callsim: call needs a Recorder and a Transport", TimeScale: 1}
 	}
-	r := &run{
-		s: s, c: c, rec: c.Recorder,
-		in:       &inbox{wake: make(chan struct{}, 1)},
-		ackCh:    make(chan native.Ack, 1),
-		marks:    map[string]int{},
-		doneAt:   map[string]time.Duration{},
-		speaking: map[string]bool{},
-		open:     map[string]bool{},
-		scale:    1,
-
-		firstFinal: -1,
-	}
-	unsub := r.rec.Subscribe(r.in.push)
+	r, unsub := s.newRun(ctx, c)
 	defer unsub()
+	defer r.stop(nil)
 
 	dctx, dcancel := context.WithTimeout(ctx, s.opts.DialTimeout)
 	conn, err := c.Transport.Dial(dctx, c.AgentURL)
 	dcancel()
 	if err != nil {
-		reason := "dial: " + err.Error()
+		reason := ReasonDial + ": " + err.Error()
 		r.note(reason)
 		return Result{Outcome: trace.OutcomeAgentError, Reason: reason, TimeScale: 1}
 	}
 	r.conn = conn
 	if l, ok := conn.(FrameLimiter); ok {
-		l.SetFrameLimit(s.opts.MaxFrameBytes)
+		l.SetFrameLimit(r.lim.MaxFrameBytes)
 	}
+	// Until the scale is settled, bound the connection as if the call ran
+	// at the slower of the offered scale and 1.
+	r.scale = max(r.c.TimeScale, 1)
+	r.bound(s.opts.AckWait)
+	r.scale = 1
 
-	callCtx, stop := context.WithCancelCause(ctx)
-	r.base, r.ctx, r.stop = callCtx, callCtx, stop
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
@@ -145,13 +143,86 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 		_ = conn.Send(sctx, r.frame(native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: reason}}))
 		scancel()
 	}
-	_ = conn.Close()
-	<-pumpDone
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		_ = conn.Close()
+		<-pumpDone
+	}()
+	t := time.NewTimer(s.opts.CloseTimeout)
+	select {
+	case <-closed:
+	case <-t.C:
+		r.note(fmt.Sprintf("the connection did not close within %s; left behind", s.opts.CloseTimeout))
+	}
+	t.Stop()
 
+	if n := r.truncated.Load(); n > 0 {
+		r.note(fmt.Sprintf("agent text cut to %d bytes in %d events (MaxEventTextBytes)", r.lim.MaxEventTextBytes, n))
+	}
+	if end.reason == ReasonHistoryBudget {
+		r.note(fmt.Sprintf("history reached %d bytes in %d events; budget %d bytes, %d events (MaxHistoryBytes, MaxHistoryEvents)",
+			r.hist.bytes.Load(), r.hist.events.Load(), r.lim.MaxHistoryBytes, r.lim.MaxHistoryEvents))
+	}
 	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
 	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
 	return res
 }
+
+// newRun sets up one call: its limits, its context and the recorder
+// subscription that feeds the runner and keeps the history's size. The
+// returned func unsubscribes.
+func (s *Simulator) newRun(ctx context.Context, c Call) (*run, func()) {
+	r := &run{
+		s: s, c: c, rec: c.Recorder,
+		lim:      c.Limits.or(s.opts.Limits),
+		in:       &inbox{wake: make(chan struct{}, 1)},
+		ackCh:    make(chan native.Ack, 1),
+		marks:    map[string]int{},
+		doneAt:   map[string]time.Duration{},
+		speaking: map[string]bool{},
+		open:     map[string]bool{},
+		scale:    1,
+
+		firstFinal: -1,
+	}
+	r.base, r.stop = context.WithCancelCause(ctx)
+	r.ctx = r.base
+	for _, e := range r.rec.Events() {
+		r.hist.add(e, r.lim)
+	}
+	over := agentError(ReasonHistoryBudget)
+	unsub := r.rec.Subscribe(func(e trace.Event) {
+		r.in.push(e)
+		// Under the recorder's lock: cancelling records nothing.
+		if r.hist.add(e, r.lim) {
+			r.stop(over)
+		}
+	})
+	return r, unsub
+}
+
+// bound passes the call's deadlines to a connection that can keep them:
+// the call timeout (scaled) from now plus pre, plus the time for the stop
+// frame, and the idle timeout.
+func (r *run) bound(pre time.Duration) {
+	d, ok := r.conn.(Deadliner)
+	if !ok {
+		return
+	}
+	sc := r.c.Script
+	call := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
+	d.SetCallDeadline(time.Now().Add(pre + call + r.s.opts.StopTimeout + callDeadlineSlack))
+	idle := r.lim.IdleTimeout
+	if idle <= 0 {
+		idle = max(r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout)), DefaultMinIdleTimeout)
+	}
+	d.SetIdleTimeout(idle)
+}
+
+// callDeadlineSlack keeps the connection's own deadline behind the call
+// timeout, so the runner, not a failed read, reports a call that ran out.
+const callDeadlineSlack = time.Second
 
 // play runs the call from start frame to script end and says why it ended.
 func (r *run) play() *ending {
@@ -177,7 +248,7 @@ func (r *run) play() *ending {
 	r.scriptAt = r.rec.Since()
 	r.timeout = r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout))
 	callTimeout := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
-	ctx, cancel := context.WithTimeoutCause(r.ctx, callTimeout, agentError("call timeout"))
+	ctx, cancel := context.WithTimeoutCause(r.ctx, callTimeout, agentError(ReasonCallTimeout))
 	defer cancel()
 	r.ctx = ctx
 
@@ -216,6 +287,7 @@ func (r *run) settleScale(offered float64) *ending {
 	if r.c.Backend != nil {
 		r.c.Backend.SetTimeScale(r.scale)
 	}
+	r.bound(0)
 	return nil
 }
 
@@ -234,7 +306,7 @@ func (r *run) cause(err error) *ending {
 		return &ending{outcome: trace.OutcomeHarnessError, reason: "cancelled: " + context.Cause(r.ctx).Error()}
 	}
 	r.connDown.Store(true)
-	return agentError("connection lost: " + err.Error())
+	return agentError(ReasonConnLost + ": " + err.Error())
 }
 
 func (r *run) frame(m native.Message) native.Message {
@@ -319,8 +391,10 @@ func (r *run) observe(e trace.Event) {
 	if e.Kind == trace.KindAgentSpeechStart || e.Kind == trace.KindToolReceived {
 		r.answered = true
 	}
-	if r.firstFinal >= 0 && e.At > r.firstFinal &&
-		(e.Source == trace.SourceAgent || e.Kind == trace.KindToolReceived) {
+	// Only speech answers the caller: tool requests, self-reports and
+	// extensions do not, so an agent that floods them still meets the
+	// no-response rule.
+	if r.firstFinal >= 0 && e.At > r.firstFinal && isAgentSpeech(e.Kind) {
 		r.agentAfterFin = true
 	}
 	// A tool_intent says a tool job has begun: the agent is busy with it
@@ -338,6 +412,10 @@ func (r *run) observe(e trace.Event) {
 	}
 }
 
+func isAgentSpeech(k trace.Kind) bool {
+	return k == trace.KindAgentSpeechStart || k == trace.KindAgentSpeechText || k == trace.KindAgentSpeechEnd
+}
+
 // waitUntil blocks until call time t, or until done reports true, keeping
 // the log current and enforcing the no-response rule. It returns whether
 // done fired.
@@ -349,7 +427,7 @@ func (r *run) waitUntil(t time.Duration, done func() bool) (bool, error) {
 		if r.firstFinal >= 0 && !r.agentAfterFin {
 			noResp = r.firstFinal + r.timeout
 			if now >= noResp {
-				e := agentError("no response")
+				e := agentError(ReasonNoResponse)
 				r.stop(e)
 				return false, e
 			}

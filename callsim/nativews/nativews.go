@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,9 +19,21 @@ import (
 
 // Defaults for Transport.
 const (
+	// DefaultMaxFrameBytes bounds a frame until SetFrameLimit (1 MiB).
 	DefaultMaxFrameBytes = 1 << 20
-	DefaultWriteTimeout  = 5 * time.Second
-	closeGrace           = 500 * time.Millisecond
+	// DefaultWriteTimeout bounds each write, frame or ping.
+	DefaultWriteTimeout = 5 * time.Second
+	// CloseGrace bounds the close handshake frame Close sends; Close
+	// returns within about this long whatever the agent does.
+	CloseGrace = 500 * time.Millisecond
+	// PingsPerIdle is how many keepalive pings go out per idle timeout,
+	// so a live agent has several chances to answer before it runs out.
+	PingsPerIdle = 4
+	// MinPingInterval bounds how often pings go out.
+	MinPingInterval = 50 * time.Millisecond
+	// InboxFrames is how many decoded frames the reader may hold ahead of
+	// Recv: at most InboxFrames+1 frames of the frame limit are in memory.
+	InboxFrames = 4
 )
 
 // Transport dials agents speaking the native protocol. The zero value is
@@ -59,19 +72,26 @@ func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, er
 		ws:           ws,
 		writeTimeout: wt,
 		out:          make(chan outgoing),
-		in:           make(chan callsim.Frame, 16),
+		in:           make(chan callsim.Frame, InboxFrames),
 		done:         make(chan struct{}),
 		writerDone:   make(chan struct{}),
 		readerDone:   make(chan struct{}),
+		pingEvery:    make(chan time.Duration, 1),
+		last:         time.Now(),
 	}
 	c.limit.Store(limit)
+	// Any frame or control frame from the agent shows it is alive.
+	ws.SetPongHandler(func(string) error { c.alive(); return nil })
+	ping := ws.PingHandler()
+	ws.SetPingHandler(func(data string) error { c.alive(); return ping(data) })
 	go c.writer()
 	return c, nil
 }
 
 type outgoing struct {
-	data   []byte
-	result chan error
+	data     []byte
+	deadline time.Time // the sender's context deadline, if any
+	result   chan error
 }
 
 // Conn is one native-protocol connection.
@@ -91,9 +111,105 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// Read deadline: the earlier of the last sign of life plus idle and
+	// the call deadline. dmu orders their updates with the deadline set.
+	dmu      sync.Mutex
+	last     time.Time     // last frame, pong or ping from the agent
+	idle     time.Duration // 0: none
+	deadline time.Time     // call deadline; zero: none
+
+	pingEvery chan time.Duration // to the writer: a new ping interval (0: none)
 }
 
-var _ callsim.FrameLimiter = (*Conn)(nil)
+var (
+	_ callsim.FrameLimiter = (*Conn)(nil)
+	_ callsim.Deadliner    = (*Conn)(nil)
+)
+
+// SetCallDeadline makes reads and writes fail after t.
+func (c *Conn) SetCallDeadline(t time.Time) {
+	c.dmu.Lock()
+	c.deadline = t
+	c.applyLocked()
+	c.dmu.Unlock()
+}
+
+// SetIdleTimeout makes Recv fail with callsim.ErrUnresponsive when the
+// agent sends nothing for d; the writer pings PingsPerIdle times per d, so
+// an agent that reads its socket always answers in time.
+func (c *Conn) SetIdleTimeout(d time.Duration) {
+	c.dmu.Lock()
+	c.idle = d
+	c.last = time.Now() // the new timeout counts from now
+	c.applyLocked()
+	c.dmu.Unlock()
+	every := time.Duration(0)
+	if d > 0 {
+		every = max(d/PingsPerIdle, MinPingInterval)
+	}
+	for {
+		select {
+		case c.pingEvery <- every:
+			return
+		default:
+		}
+		select { // replace a value the writer has not taken yet
+		case <-c.pingEvery:
+		default:
+		}
+	}
+}
+
+// alive records a sign of life and moves the read deadline on.
+func (c *Conn) alive() {
+	c.dmu.Lock()
+	c.last = time.Now()
+	c.applyLocked()
+	c.dmu.Unlock()
+}
+
+// readDeadlineLocked is when the current read must have finished.
+func (c *Conn) readDeadlineLocked() time.Time {
+	t := c.deadline
+	if c.idle > 0 {
+		if i := c.last.Add(c.idle); t.IsZero() || i.Before(t) {
+			t = i
+		}
+	}
+	return t
+}
+
+// applyLocked sets the read deadline; net.Conn deadlines may be set while
+// a read is blocked and apply to it.
+func (c *Conn) applyLocked() {
+	_ = c.ws.SetReadDeadline(c.readDeadlineLocked())
+}
+
+// timedOut explains a read that hit its deadline.
+func (c *Conn) timedOut() error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
+		return fmt.Errorf("%w: read past the call deadline", callsim.ErrUnresponsive)
+	}
+	return fmt.Errorf("%w: no frame and no answer to pings for %s", callsim.ErrUnresponsive, c.idle)
+}
+
+// writeDeadline is the deadline for one write: the write timeout, cut
+// short by the sender's and the call's deadlines.
+func (c *Conn) writeDeadline(sender time.Time) time.Time {
+	t := time.Now().Add(c.writeTimeout)
+	c.dmu.Lock()
+	call := c.deadline
+	c.dmu.Unlock()
+	for _, d := range []time.Time{sender, call} {
+		if !d.IsZero() && d.Before(t) {
+			t = d
+		}
+	}
+	return t
+}
 
 // SetFrameLimit sets the largest frame accepted. It takes effect from the
 // next frame read, so call it before the first Recv.
@@ -106,6 +222,7 @@ func (c *Conn) Send(ctx context.Context, m native.Message) error {
 		return err
 	}
 	o := outgoing{data: b, result: make(chan error, 1)}
+	o.deadline, _ = ctx.Deadline()
 	select {
 	case c.out <- o:
 	case <-c.writerDone:
@@ -123,16 +240,31 @@ func (c *Conn) Send(ctx context.Context, m native.Message) error {
 
 var errClosed = errors.New("connection closed")
 
-// writer owns every data write. It stops at the first failed write: the
-// connection is unusable after it.
+// writer owns every data write and the keepalive pings. It stops at the
+// first failed write: the connection is unusable after it.
 func (c *Conn) writer() {
 	defer close(c.writerDone)
+	ticker := time.NewTicker(time.Hour)
+	ticker.Stop()
+	defer ticker.Stop()
 	for {
 		select {
 		case <-c.done:
 			return
+		case every := <-c.pingEvery:
+			ticker.Stop()
+			if every > 0 {
+				ticker.Reset(every)
+			}
+		case <-ticker.C:
+			// A ping the agent cannot take (it does not read) fails
+			// here at the write deadline; the reader's idle timeout then
+			// reports it.
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, c.writeDeadline(time.Time{})); err != nil {
+				return
+			}
 		case o := <-c.out:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+			_ = c.ws.SetWriteDeadline(c.writeDeadline(o.deadline))
 			err := c.ws.WriteMessage(websocket.TextMessage, o.data)
 			o.result <- err
 			if err != nil {
@@ -168,22 +300,25 @@ func (c *Conn) reader() {
 		c.ws.SetReadLimit(c.limit.Load())
 		typ, b, err := c.ws.ReadMessage()
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
+			switch {
+			case errors.Is(err, websocket.ErrReadLimit):
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				err = c.timedOut()
 			}
 			c.readErr = err
 			return
 		}
-		var f callsim.Frame
+		c.alive()
 		if typ != websocket.TextMessage {
 			c.readErr = fmt.Errorf("%w: binary frame", callsim.ErrGarbageFrame)
 			return
 		}
-		if err := json.Unmarshal(b, &f.Message); err != nil {
-			c.readErr = fmt.Errorf("%w: %v", callsim.ErrGarbageFrame, err)
+		f, err := callsim.DecodeFrame(b)
+		if err != nil {
+			c.readErr = err
 			return
 		}
-		f.Raw = b
 		select {
 		case c.in <- f:
 		case <-c.done:
@@ -201,7 +336,7 @@ func (c *Conn) Close() error {
 		// WriteControl may run beside a blocked write; its deadline keeps a
 		// stuck peer from holding us.
 		_ = c.ws.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(closeGrace))
+			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(CloseGrace))
 		c.closeErr = c.ws.Close()
 		<-c.writerDone
 		c.readOnce.Do(func() { close(c.readerDone) })
