@@ -3,7 +3,7 @@
 #   make test   every test, with the race detector
 GO ?= go
 
-.PHONY: demo test build bench vet fmt
+.PHONY: demo test build bench vet fmt fuzz
 
 demo:
 	$(GO) run ./cmd/callproof demo
@@ -20,6 +20,13 @@ build:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./scorer/ ./harness/ ./mockbackend/
+
+# Every Fuzz target in the repo, one by one, FUZZTIME each (scripts/fuzz.sh
+# finds them). Plain `go test`, so `make test`, already replays their seed
+# corpora and every crash committed under testdata/fuzz/.
+FUZZTIME ?= 30s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
