@@ -115,12 +115,19 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 	pass, fail := 0, 0
 	for _, k := range keys {
 		want := m.norm[k]
-		vals := u.f.values(classOf(v.argType(m.in.Action, k), want))
+		c := classOf(v.argType(m.in.Action, k), want)
 		switch {
-		case len(vals) == 0:
-		case contains(vals, want):
+		case c == classNone:
+		case u.f.mentions(c, want, false):
 			pass++
-		default:
+		case c == classText:
+			for _, cand := range v.textCandidates() {
+				if cand != want && u.f.mentions(classText, cand, false) {
+					fail++
+					break
+				}
+			}
+		case len(u.f.values(c)) > 0:
 			fail++
 		}
 	}
@@ -192,8 +199,8 @@ func (v *view) adopted(e *trace.Event, bad map[valueClass][]string) bool {
 	case *trace.AgentSpeech:
 		if u := v.uttByStart[e.Seq]; u != nil {
 			for c, vals := range bad {
-				for _, x := range u.f.values(c) {
-					if contains(vals, x) {
+				for _, x := range vals {
+					if u.f.mentions(c, x, false) {
 						return true
 					}
 				}

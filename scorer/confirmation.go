@@ -1,6 +1,12 @@
 package scorer
 
-import "github.com/callproof/callproof/trace"
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/callproof/callproof/trace"
+)
 
 // confirmation: what the agent last told the caller matches what the
 // backend holds (docs/SCORING.md, axis 6).
@@ -20,6 +26,11 @@ func (v *view) confirmation() AxisResult {
 			res.Findings = append(res.Findings, v.find("the caller hung up while "+r.tool+" was in flight; the agent claimed nothing", hang, r.recv))
 			return res
 		}
+		if w := v.unreadStatement(); w != nil {
+			res.Verdict = Unknown
+			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the agent's last words name the request's values but the reader finds no claim in them", w.start))
+			return res
+		}
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, v.find("agent never confirmed the outcome after the caller's last change", v.finalSeq))
 		return res
@@ -30,18 +41,78 @@ func (v *view) confirmation() AxisResult {
 	}
 	res.Verdict = Pass
 	unchanged := v.unchanged
-	switch {
-	case !v.final.in.Execute && u.f.claim != claimNotDone:
+	switch c := u.f.claim; {
+	case c == claimUndecided:
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, v.find(InsufficientEvidence+": "+u.f.why, u.start))
+		return res
+	case c == claimUnsure:
+		if r := v.definiteAnswer(u.start); r != nil {
+			fail(v.find("agent said it could not confirm the outcome although it had a definite answer", r.responded, u.start))
+		} else {
+			res.Findings = append(res.Findings, v.find("agent said it could not confirm the outcome, and its last answer was indeed indeterminate", u.start))
+		}
+	case !v.final.in.Execute && c == claimDone:
 		fail(v.find("caller withdrew the action but the agent's confirmation says it was done", u.start, v.finalSeq))
-	case u.f.claim == claimNotDone && !unchanged:
-		fail(v.find("agent said nothing was done but the backend changed", u.start, v.snapSeq))
-	case u.f.claim == claimDone:
+	case (c == claimNotDone || c == claimRestored) && !unchanged:
+		fail(v.find("agent said nothing was changed (or that it put things back) but the backend changed", u.start, v.snapSeq))
+	case c == claimRestored:
+		v.checkNamed(u, u.f.named, v.start.Records, fail)
+	case c == claimDone:
 		v.checkDone(u, fail)
 	}
-	if res.Verdict == Pass {
+	if res.Verdict == Pass && len(res.Findings) == 0 {
 		res.Findings = append(res.Findings, v.find("the "+u.f.claim.String()+" confirmation matches the backend", u.start, v.snapSeq))
 	}
 	return res
+}
+
+// InsufficientEvidence prefixes the findings of an axis left unknown
+// because the evidence cannot decide it (seed 002's contract).
+const InsufficientEvidence = "insufficient_evidence"
+
+// unreadStatement is a completed statement after the caller's last change
+// that names a value of the request but in which the reader found no
+// claim, no plan, no wait and no question: the agent may have claimed
+// something in words the reader does not know.
+func (v *view) unreadStatement() *utterance {
+	for i := len(v.utts) - 1; i >= 0; i-- {
+		u := v.utts[i]
+		if u.start <= v.finalSeq {
+			break
+		}
+		if !u.completed() || u.f.plan || u.f.wait || u.f.ask {
+			continue
+		}
+		for k, val := range v.final.norm {
+			c := classOf(v.argType(v.final.in.Action, k), val)
+			if c != classNone && u.f.mentions(c, val, false) {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// definiteAnswer is the agent's last consequential request answered
+// cleanly or with a plain error before seq, when that answer told the
+// agent how the write went; nil when the outcome was indeterminate to it
+// (no answer yet, pending, timed out, dropped, empty).
+func (v *view) definiteAnswer(seq int) *request {
+	var last *request
+	for _, r := range v.reqs {
+		if r.consequential() && r.recv > 0 && r.recv < seq && r.dupOf == "" {
+			last = r
+		}
+	}
+	if last == nil || last.responded == 0 || last.responded > seq {
+		return nil
+	}
+	switch last.problem {
+	case "pending", "timeout", "dropped", "empty":
+		return nil
+	}
+	return last
 }
 
 // confirmingUtterance is the agent's last completed (not cleared)
@@ -60,41 +131,97 @@ func (v *view) confirmingUtterance() *utterance {
 	return nil
 }
 
-// checkDone: a done-claim must name only the values the backend holds for
+// checkDone: a done-claim must name only values the backend holds for
 // the intended record, the intended change must be in the snapshot, and
 // the claim must start after the write it reports committed.
 func (v *view) checkDone(u *utterance, fail func(Finding)) {
-	held := v.heldValues()
-	for c := classOrder; c <= classQty; c++ {
-		ok, named := held[c], u.f.values(c)
-		if len(ok) == 0 {
-			continue
-		}
-		for _, x := range named {
-			if !contains(ok, x) {
-				fail(v.find("confirmation names "+x+", which the backend does not hold for the intended record", u.start, v.snapSeq))
-			}
-		}
-	}
+	held := v.snap.Records
+	v.checkNamed(u, u.f.claimed, held, fail)
+	missing := false
 	for _, k := range v.targets() {
-		w, g := record(v.want, k[0], k[1]), record(v.snap.Records, k[0], k[1])
+		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])
 		if g == nil || !fieldsHeld(w, g) {
+			missing = true
 			fail(v.find("agent confirmed a change that is not in the backend ("+k[0]+"/"+k[1]+")", u.start, v.snapSeq))
 		}
+	}
+	if missing || len(v.targets()) == 0 {
+		return // already failed, or the caller asked for what the records held
 	}
 	for _, c := range v.commits() {
 		if matches(c.r.tool, c.r.args, v.final) {
 			if c.seq > u.start {
 				fail(v.find("confirmation started before the write it reports committed", u.start, c.seq))
 			}
-			break
+			return
+		}
+	}
+	fail(v.find("agent confirmed a change that no write of the requested values made", u.start, v.snapSeq))
+}
+
+// checkNamed: every value the claim names must be one that the given
+// records (the snapshot for a done-claim, the starting records for a
+// restore) hold for the records the caller's request is about. A class
+// the request has no value of is not judged; free text is judged on the
+// values the call ever proposed for it.
+func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail func(Finding)) {
+	held := v.heldValues(rs)
+	for _, c := range []valueClass{classID, classDate, classTime, classAmount, classCount} {
+		ok := held[c]
+		if len(ok) == 0 {
+			continue
+		}
+		for _, x := range named.cur[c] {
+			if !heardAny(c, x, ok) {
+				fail(v.find("confirmation names "+displayValue(c, x)+", which the backend does not hold for the intended record", u.start, v.snapSeq))
+			}
+		}
+	}
+	text := u.f.ctext
+	if u.f.claim == claimRestored {
+		text = u.f.text
+	}
+	for _, cand := range v.textCandidates() {
+		if contains(held[classText], cand) {
+			continue
+		}
+		w := textForm(cand)
+		if w != "" && strings.Contains(" "+text+" ", " "+w+" ") && !anyMentioned(text, held[classText]) {
+			fail(v.find("confirmation names \""+cand+"\", which the backend does not hold for the intended record", u.start, v.snapSeq))
 		}
 	}
 }
 
-// heldValues lists, per value class, what the snapshot holds for the
-// records and fields the final intent targets.
-func (v *view) heldValues() map[valueClass][]string {
+func heardAny(c valueClass, named string, held []string) bool {
+	for _, h := range held {
+		if sameHeard(c, named, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMentioned(text string, vals []string) bool {
+	for _, x := range vals {
+		if w := textForm(x); w != "" && strings.Contains(" "+text+" ", " "+w+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func displayValue(c valueClass, x string) string {
+	if w, ok := strings.CutPrefix(x, "wd:"); ok {
+		n, _ := strconv.Atoi(w)
+		return time.Weekday(n).String()
+	}
+	return x
+}
+
+// heldValues lists, per value class, what the records hold (key and every
+// field) for the records the caller's final intent is about: the records
+// it changes, and the record its key names.
+func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 	out := map[valueClass][]string{}
 	spec, ok := v.spec(v.final.in.Action)
 	if !ok {
@@ -106,18 +233,45 @@ func (v *view) heldValues() map[valueClass][]string {
 			out[c] = appendUniq(out[c], n)
 		}
 	}
-	for _, k := range v.targets() {
-		g := record(v.snap.Records, k[0], k[1])
+	keys := append([][2]string{}, v.targets()...)
+	if spec.KeyArg != "" {
+		if k := [2]string{spec.Table, v.final.norm[spec.KeyArg]}; !contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		g := record(rs, k[0], k[1])
 		if g == nil {
 			continue
 		}
 		if spec.KeyArg != "" {
 			add(v.argType(spec.Name, spec.KeyArg), g.Key)
 		}
-		for name := range v.final.in.Slots {
-			if name != spec.KeyArg {
-				add(v.argType(spec.Name, name), g.Fields[name])
-			}
+		for _, name := range trace.SortedKeys(g.Fields) {
+			add(v.fieldType(name), g.Fields[name])
+		}
+	}
+	return out
+}
+
+// textCandidates are the free-text values the call proposed for the
+// intended action's text arguments: every intent version's slots and
+// every request's arguments.
+func (v *view) textCandidates() []string {
+	var out []string
+	add := func(tool, k, val string) {
+		if n := normValue(v.argType(tool, k), val); classOf(v.argType(tool, k), n) == classText {
+			out = appendUniq(out, n)
+		}
+	}
+	for _, m := range v.marks {
+		for k, val := range m.in.Slots {
+			add(m.in.Action, k, val)
+		}
+	}
+	for _, r := range v.reqs {
+		for k, val := range r.args {
+			add(r.tool, k, val)
 		}
 	}
 	return out

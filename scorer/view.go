@@ -135,6 +135,7 @@ type toolIntent struct {
 type view struct {
 	h           *trace.History
 	start       *trace.CallStart
+	lex         *lexicon
 	yield       time.Duration
 	lastSeq     int
 	lastAt      time.Duration
@@ -204,7 +205,7 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 // uses the time scale the call actually ran at (call.end) when recorded,
 // else the one offered in call.start.
 func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
-	v := &view{h: h, start: start, byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
+	v := &view{h: h, start: start, lex: newLexicon(start.Tools), byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
 	scale := start.TimeScale
 	if end != nil && end.TimeScale > 0 {
@@ -277,7 +278,7 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 		}
 	}
 	for _, u := range v.utts {
-		u.f = readText(u.text)
+		u.f = v.lex.read(u.text)
 	}
 	for _, r := range v.reqs {
 		v.settle(r)

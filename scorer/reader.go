@@ -1,0 +1,578 @@
+package scorer
+
+import (
+	"strings"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// claim is what an agent utterance says about the requested action.
+type claim uint8
+
+const (
+	claimNone      claim = iota
+	claimDone            // "I've moved booking 4471 to Wednesday", "Your table is booked"
+	claimNotDone         // "Nothing was sent", "I couldn't reschedule that"
+	claimRestored        // "I've put it back to Tuesday": a compensation, the net effect is none
+	claimUnsure          // "I can't confirm whether it went through": the agent says it does not know
+	claimUndecided       // the reader cannot tell what was claimed (conflicting or hedged)
+)
+
+var claimNames = [...]string{"no claim", "done", "not-done", "restored", "unsure", "undecided"}
+
+func (c claim) String() string { return claimNames[c] }
+
+// facts is what the reader takes from one utterance.
+type facts struct {
+	named   valueSet // every value named, current or prior
+	claimed valueSet // values named inside done clauses
+	plan    bool     // announces what the agent is doing or will do ("updating", "I'll move")
+	text    string   // the whole utterance, in textForm
+	ctext   string   // the done and restored clauses, in textForm
+	claim   claim
+	why     string // claimUndecided: what could not be decided
+	wait    bool   // "one moment", "let me check"...
+	ask     bool   // the utterance asks the caller something
+}
+
+// values lists the values of a class the utterance names as current.
+func (f *facts) values(c valueClass) []string { return f.named.cur[c] }
+
+// mentions reports whether the utterance names a value (class c,
+// canonical form) as current; claimedOnly looks only inside claims.
+func (f *facts) mentions(c valueClass, norm string, claimedOnly bool) bool {
+	vs, text := f.named, f.text
+	if claimedOnly {
+		vs, text = f.claimed, f.ctext
+	}
+	if c == classText {
+		w := textForm(norm)
+		return w != "" && strings.Contains(" "+text+" ", " "+w+" ")
+	}
+	for _, x := range vs.cur[c] {
+		if sameHeard(c, x, norm) {
+			return true
+		}
+	}
+	return false
+}
+
+// lexicon is what a call's tool catalogue lets its agent claim: the past
+// forms of every consequential tool's verbs and their synonyms, and the
+// base forms that, negated, deny the action.
+type lexicon struct {
+	done     map[string]bool // "moved", "booked", "cancelled" (only with a cancel tool)
+	base     map[string]bool // "move", "book", "reschedule"
+	cancel   bool            // the catalogue has a cancel or delete action
+	nouns    map[string]bool // record nouns: "booking", "order"
+	bareTime bool            // some argument is a time: "at 8" is a time
+}
+
+// Verb families by effect. A catalogue's consequential tools bring in the
+// family of their effect, their own name's verb and any family verb their
+// description uses.
+var (
+	updateVerbs = []string{"update", "change", "move", "reschedule", "set", "modify", "adjust", "amend",
+		"switch", "edit", "correct", "fix", "put", "apply", "save", "shift", "push", "bump", "upgrade",
+		"downgrade", "increase", "reduce", "decrease", "raise", "lower", "extend", "rename", "reassign",
+		"transfer", "make", "rebook", "replace"}
+	createVerbs = []string{"create", "book", "place", "add", "make", "reserve", "schedule", "submit",
+		"send", "issue", "open", "register", "log", "file", "arrange", "order", "refund", "ship", "charge",
+		"pay", "process", "request", "start", "dispatch", "credit", "return", "reimburse"}
+	deleteVerbs = []string{"cancel", "delete", "remove", "void", "drop", "terminate", "revoke"}
+	// Past forms that are not verb+ed.
+	irregular = map[string][]string{"set": {"set"}, "put": {"put"}, "make": {"made"}, "send": {"sent"},
+		"pay": {"paid"}, "take": {"took", "taken"}, "get": {"got", "gotten"}, "give": {"gave", "given"},
+		"hold": {"held"}, "write": {"wrote", "written"}, "cut": {"cut"}, "bring": {"brought"},
+		"keep": {"kept"}, "leave": {"left"}, "do": {"did", "done"}, "cancel": {"cancelled", "canceled"},
+		"refer": {"referred"}, "find": {"found"}, "buy": {"bought"}, "reset": {"reset"}}
+	// Forms that are also present tense: a claim only with an auxiliary.
+	sameForm = map[string]bool{"set": true, "put": true, "cut": true, "reset": true}
+	// Words that claim completion on their own.
+	doneWords   = []string{"done", "complete", "completed", "processed", "confirmed", "finished", "succeeded", "successful", "successfully"}
+	donePhrases = []string{"all set", "went through", "gone through", "taken care of", "is now", "are now",
+		"now has", "now have", "now shows", "you're booked", "you are booked", "is confirmed", "has been", "have been"}
+	notDonePhrases = []string{"nothing was", "nothing has", "nothing got", "nothing is", "nothing's", "nothing went",
+		"nothing changed", "no change", "no changes", "unchanged", "as it was", "left it as", "no action"}
+	restorePhrases = []string{"restored", "reverted", "undid", "undone", "rolled back", "back to how it was",
+		"back the way it was", "back as it was", "reversed"}
+	restoreBases  = map[string]bool{"undo": true, "revert": true, "restore": true, "reverse": true}
+	unsurePhrases = []string{"can't confirm", "cannot confirm", "couldn't confirm", "unable to confirm",
+		"not able to confirm", "can't verify", "cannot verify", "couldn't verify", "not sure", "don't know",
+		"do not know", "not certain", "unclear", "can't tell", "cannot tell", "may have", "might have",
+		"may not have", "might not have", "no way to know", "can't see whether", "can't see if"}
+	waitWords   = []string{"pending", "processing", "checking", "verifying", "looking"}
+	waitPhrases = []string{"in progress", "one moment", "let me check", "let me verify", "hold on",
+		"bear with me", "just a moment", "give me a moment", "give me a second", "just a second", "working on it"}
+	negations = map[string]bool{"not": true, "never": true, "no": true, "nothing": true, "none": true,
+		"cannot": true, "unable": true, "failed": true, "fail": true, "cant": true, "wont": true,
+		"didnt": true, "dont": true, "couldnt": true, "havent": true, "hasnt": true, "wasnt": true, "isnt": true}
+	notNegations = []string{"no problem", "no worries", "no trouble", "not only", "no longer", "nothing else"}
+	// Words before a past form that make it future or hypothetical.
+	modals = map[string]bool{"will": true, "would": true, "shall": true, "can": true, "could": true,
+		"going": true, "want": true, "like": true, "need": true, "to": false, "i'll": true, "we'll": true,
+		"should": true, "may": true, "might": true, "must": true}
+	hedges     = map[string]bool{"should": true, "may": true, "might": true, "probably": true, "maybe": true}
+	auxiliares = map[string]bool{"have": true, "has": true, "had": true, "i've": true, "we've": true,
+		"is": true, "are": true, "was": true, "were": true, "been": true, "be": true, "it's": true,
+		"all": true, "now": true, "i": true, "we": true, "you're": true, "that's": true, "got": true}
+	// Nouns that name the pending action rather than a record ("cancelled the change").
+	actionNouns = map[string]bool{"change": true, "changes": true, "update": true, "request": true,
+		"that": true, "it": true, "this": true, "action": true, "edit": true, "reschedule": true}
+)
+
+// pastForms returns a verb's past and participle forms.
+func pastForms(v string) []string {
+	if f, ok := irregular[v]; ok {
+		return f
+	}
+	n := len(v)
+	switch {
+	case n == 0:
+		return nil
+	case strings.HasSuffix(v, "e"):
+		return []string{v + "d"}
+	case n > 1 && v[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(v[n-2])):
+		return []string{v[:n-1] + "ied"}
+	case n >= 3 && n <= 4 && !strings.ContainsRune("aeiouwxy", rune(v[n-1])) &&
+		strings.ContainsRune("aeiou", rune(v[n-2])) && !strings.ContainsRune("aeiou", rune(v[n-3])):
+		return []string{v + string(v[n-1]) + "ed"} // ship -> shipped, log -> logged
+	}
+	return []string{v + "ed"}
+}
+
+// nameWords splits a tool name ("reschedule_booking", "bookTable") into words.
+func nameWords(name string) []string {
+	var b strings.Builder
+	for i, r := range name {
+		if r >= 'A' && r <= 'Z' && i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.FieldsFunc(strings.ToLower(b.String()), func(r rune) bool { return r == '_' || r == '-' || r == ' ' || r == '.' })
+}
+
+func singular(w string) string {
+	switch {
+	case strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "ses"):
+		return w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:len(w)-1]
+	}
+	return w
+}
+
+func isDeleteVerb(w string) bool { return contains(deleteVerbs, w) }
+
+// newLexicon derives the claim vocabulary from a call's catalogue.
+func newLexicon(tools []trace.ToolSpec) *lexicon {
+	lx := &lexicon{done: map[string]bool{}, base: map[string]bool{}, nouns: map[string]bool{}}
+	known := map[string]bool{}
+	for _, fam := range [][]string{updateVerbs, createVerbs, deleteVerbs} {
+		for _, w := range fam {
+			known[w] = true
+		}
+	}
+	addVerb := func(w string) {
+		if isDeleteVerb(w) {
+			lx.cancel = true
+		}
+		lx.base[w] = true
+		for _, f := range pastForms(w) {
+			lx.done[f] = true
+		}
+	}
+	for _, t := range tools {
+		for _, a := range t.Args {
+			if a.Type == typeTime {
+				lx.bareTime = true
+			}
+		}
+		if t.Table != "" {
+			lx.nouns[singular(strings.ToLower(t.Table))] = true
+			lx.nouns[strings.ToLower(t.Table)] = true
+		}
+		if !t.Consequential || t.Effect == trace.EffectRead {
+			continue
+		}
+		fam := updateVerbs
+		switch {
+		case t.Effect == trace.EffectCreate:
+			fam = createVerbs
+		case t.Effect == trace.Effect("delete"):
+			fam = deleteVerbs
+		}
+		for _, w := range fam {
+			addVerb(w)
+		}
+		words := nameWords(t.Name)
+		if len(words) > 0 && !lx.nouns[words[0]] {
+			addVerb(words[0])
+		}
+		if len(words) > 1 && known[words[len(words)-1]] {
+			addVerb(words[len(words)-1])
+		}
+		for _, d := range tokens(t.Description) {
+			for _, c := range []string{d, strings.TrimSuffix(d, "s"), strings.TrimSuffix(d, "es"), strings.TrimSuffix(d, "d"), strings.TrimSuffix(d, "ed")} {
+				if known[c] {
+					addVerb(c)
+					break
+				}
+			}
+		}
+		if a := keyWordsOf(t.KeyArg); a != "" {
+			lx.nouns[a] = true
+		}
+	}
+	return lx
+}
+
+// keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").
+func keyWordsOf(arg string) string {
+	if ws := nameWords(arg); len(ws) > 0 {
+		return ws[0]
+	}
+	return ""
+}
+
+// read takes the claim, the values and the wait or question cues from one
+// utterance (docs/SCORING.md, "Claim reader").
+func (lx *lexicon) read(s string) facts {
+	f := facts{text: textForm(s)}
+	var claims []claim
+	var ctexts []string
+	for _, cl := range clauses(s) {
+		vs := lx.scan(cl.text)
+		merge(&f.named, vs)
+		c, why := lx.clauseClaim(cl)
+		if cl.question {
+			f.ask = true
+			c = claimNone
+		}
+		if c == claimNone && lx.plans(cl.ts) {
+			f.plan = true
+		}
+		if c == claimDone {
+			merge(&f.claimed, vs)
+			ctexts = append(ctexts, textForm(cl.text))
+		}
+		if c != claimNone {
+			claims = append(claims, c)
+			if why != "" {
+				f.why = why
+			}
+		}
+		j := " " + strings.Join(cl.ts, " ") + " "
+		if hasWord(cl.ts, waitWords) || hasPhrase(j, waitPhrases) {
+			f.wait = true
+		}
+	}
+	f.ctext = strings.Join(ctexts, " ")
+	f.claim = combine(claims)
+	if f.claim == claimUndecided && f.why == "" {
+		f.why = "the utterance makes conflicting claims"
+	}
+	return f
+}
+
+func (lx *lexicon) scan(s string) valueSet {
+	var out valueSet
+	ts := tokens(s)
+	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}
+	sc.scan()
+	return out
+}
+
+func merge(dst *valueSet, src valueSet) {
+	for c, xs := range src.cur {
+		for _, x := range xs {
+			dst.add(c, x, false)
+		}
+	}
+	for c, xs := range src.prior {
+		for _, x := range xs {
+			dst.add(c, x, true)
+		}
+	}
+}
+
+// combine folds the clauses' claims: agreeing claims stand; a restore
+// with a not-done is a restore (the net effect is none); an unsure clause
+// beside a definite one, or a done beside a not-done, is undecided.
+func combine(cs []claim) claim {
+	out := claimNone
+	for _, c := range cs {
+		switch {
+		case out == claimNone || out == c:
+			out = c
+		case c == claimUndecided || out == claimUndecided:
+			out = claimUndecided
+		case out == claimRestored && c == claimNotDone || out == claimNotDone && c == claimRestored:
+			out = claimRestored
+		case out == claimRestored && c == claimDone || out == claimDone && c == claimRestored:
+			// "I've put 5590 back and moved 5599 to Friday": the done
+			// clause is the claim about what the caller wants now.
+			out = claimDone
+		default:
+			out = claimUndecided
+		}
+	}
+	return out
+}
+
+type clause struct {
+	text     string
+	ts       []string
+	question bool
+}
+
+// clauses splits an utterance at sentence ends, semicolons, dashes and
+// "but"/"however", so that "I couldn't move it, but nothing changed" is
+// read one claim at a time.
+func clauses(s string) []clause {
+	var out []clause
+	cur := strings.Builder{}
+	flush := func(q bool) {
+		t := strings.TrimSpace(cur.String())
+		cur.Reset()
+		if t == "" {
+			return
+		}
+		for _, part := range splitWords(t, []string{" but ", " however ", " although ", " though "}) {
+			out = append(out, clause{text: part, ts: tokens(part), question: q})
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r == '?':
+			flush(true)
+		case r == '!' || r == ';' || r == '—' || r == '–':
+			flush(false)
+		case r == '.' && (i+1 == len(rs) || rs[i+1] == ' ' || rs[i+1] == '\n'):
+			flush(false)
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	flush(false)
+	return out
+}
+
+func splitWords(s string, seps []string) []string {
+	parts := []string{s}
+	for _, sep := range seps {
+		var next []string
+		for _, p := range parts {
+			low := strings.ToLower(p)
+			for {
+				i := strings.Index(low, sep)
+				if i < 0 {
+					break
+				}
+				next = append(next, p[:i])
+				p, low = p[i+len(sep):], low[i+len(sep):]
+			}
+			next = append(next, p)
+		}
+		parts = next
+	}
+	return parts
+}
+
+// clauseClaim reads one clause's claim about the action.
+func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
+	ts := cl.ts
+	j := " " + strings.Join(ts, " ") + " "
+	for _, p := range notNegations {
+		j = strings.ReplaceAll(j, " "+p+" ", " ")
+	}
+	ws := strings.Fields(j)
+	if hasPhrase(j, unsurePhrases) {
+		return claimUnsure, ""
+	}
+	neg := -1 // position of the first negation cue
+	for i, w := range ws {
+		if negations[w] || strings.HasSuffix(w, "n't") {
+			neg = i
+			break
+		}
+	}
+	if i := lx.restoreAt(ws, j); i >= 0 {
+		if neg >= 0 && neg < i {
+			return claimUndecided, "the agent says it could not undo a change: what the backend holds was not claimed"
+		}
+		return claimRestored, ""
+	}
+	for i, w := range ws {
+		if restoreBases[w] && neg >= 0 && neg < i {
+			return claimUndecided, "the agent says it could not undo a change: what the backend holds was not claimed"
+		}
+	}
+	if hasPhrase(j, notDonePhrases) {
+		return claimNotDone, ""
+	}
+	for i, w := range ws {
+		verb := lx.done[w] && !(sameForm[w] && !auxBefore(ws, i))
+		cancel := w == "cancelled" || w == "canceled" || w == "cancel"
+		if !verb && !cancel && !(neg >= 0 && lx.base[w]) {
+			continue
+		}
+		if cancel && !lx.cancel {
+			// No cancel action in the catalogue: cancelling means the
+			// agent withdrew the pending action.
+			if neg >= 0 && neg < i {
+				return claimUndecided, "the agent says it did not cancel, and the catalogue has no cancel action"
+			}
+			return claimNotDone, ""
+		}
+		if cancel && !lx.cancelsRecord(ws, i) {
+			if neg >= 0 && neg < i {
+				return claimUndecided, "a denied cancellation of the request itself"
+			}
+			return claimNotDone, ""
+		}
+		if neg >= 0 && neg < i {
+			return claimNotDone, ""
+		}
+		if !lx.done[w] && !cancel {
+			continue // a base form without negation is a plan, not a claim
+		}
+		if modalBefore(ws, i) {
+			if hedged(ws, i) {
+				return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
+			}
+			continue
+		}
+		return claimDone, ""
+	}
+	if hasWord(ws, doneWords) || hasPhrase(j, donePhrases) {
+		if neg >= 0 {
+			return claimNotDone, ""
+		}
+		for i, w := range ws {
+			if contains(doneWords, w) && hedged(ws, i) {
+				return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
+			}
+		}
+		return claimDone, ""
+	}
+	if neg >= 0 && (hasWord(ws, []string{"anything", "any"}) || ws[neg] == "failed" || ws[neg] == "unable") {
+		return claimNotDone, ""
+	}
+	return claimNone, ""
+}
+
+// plans reports a statement of what the agent is doing or will do:
+// "updating order 5590", "I'll move it", "let me book that".
+func (lx *lexicon) plans(ws []string) bool {
+	for i, w := range ws {
+		if b, ok := strings.CutSuffix(w, "ing"); ok && (lx.base[b] || lx.base[b+"e"] || len(b) > 2 && b[len(b)-1] == b[len(b)-2] && lx.base[b[:len(b)-1]]) {
+			return true
+		}
+		if lx.base[w] && i > 0 && (modals[ws[i-1]] || ws[i-1] == "me" || ws[i-1] == "to") {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreAt finds a restore: a restore phrase, or a done verb followed
+// within three words by "back" ("changed it back", "put booking 4471 back").
+func (lx *lexicon) restoreAt(ws []string, j string) int {
+	for _, p := range restorePhrases {
+		if k := strings.Index(j, " "+p+" "); k >= 0 {
+			return len(strings.Fields(j[:k]))
+		}
+	}
+	for i, w := range ws {
+		if !lx.done[w] && !lx.base[w] {
+			continue
+		}
+		for k := i + 1; k < len(ws) && k <= i+4; k++ {
+			if ws[k] == "back" {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// cancelsRecord: "booking 4471 has been cancelled", "I cancelled your
+// reservation" name a record; "I cancelled that change" names the action.
+func (lx *lexicon) cancelsRecord(ws []string, i int) bool {
+	for k := max(0, i-4); k < len(ws) && k <= i+4; k++ {
+		if k == i {
+			continue
+		}
+		if actionNouns[ws[k]] && k > i {
+			return false
+		}
+		if lx.nouns[ws[k]] || lx.nouns[singular(ws[k])] || hasDigit(ws[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+func auxBefore(ws []string, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-3; k-- {
+		if auxiliares[ws[k]] {
+			return true
+		}
+	}
+	return false
+}
+
+func modalBefore(ws []string, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-3; k-- {
+		if modals[ws[k]] {
+			return true
+		}
+		if ws[k] == "to" && k == i-2 && ws[i-1] == "be" {
+			return true // "to be moved"
+		}
+	}
+	return false
+}
+
+func hedged(ws []string, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-3; k-- {
+		if hedges[ws[k]] {
+			return true
+		}
+	}
+	return false
+}
+
+func hasWord(ts []string, words []string) bool {
+	for _, t := range ts {
+		for _, w := range words {
+			if t == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasPhrase(joined string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(joined, " "+p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func appendUniq(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
