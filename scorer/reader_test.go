@@ -28,10 +28,10 @@ var bookingTools = []trace.ToolSpec{
 func TestReaderOrders(t *testing.T) {
 	lx := newLexicon(orderTools)
 	cases := []struct {
-		text              string
+		text               string
 		ids, dates, counts []string
-		claim             claim
-		wait              bool
+		claim              claim
+		wait               bool
 	}{
 		{"Hi, I'd like to change the delivery date on order 5590 to December 3.", []string{"5590"}, []string{"2026-12-03"}, nil, claimNone, false},
 		{"Done. Order 5599 now has delivery date December 3.", []string{"5599"}, []string{"2026-12-03"}, nil, claimDone, false},
