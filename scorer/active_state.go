@@ -78,7 +78,7 @@ func (v *view) contradicts(e *trace.Event, anchor int) (Finding, bool) {
 		// Only writes state a working value: a read of another record
 		// (checking whether a cancelled write landed, say) is not a claim.
 		r := v.byRef[e.Data.(*trace.ToolEvent).Ref]
-		if r != nil && r.consequential() && r.initiated > anchor && v.judge(e, m, nil) == actFail {
+		if r != nil && r.consequential() && !r.compensation() && r.initiated > anchor && v.judge(e, m, nil) == actFail {
 			return v.find("a tool call started after the challenge was received with other values", e.Seq, m.seq), true
 		}
 	case trace.KindAgentSpeechStart:

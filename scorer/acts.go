@@ -69,6 +69,12 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			}
 			return actSkip
 		}
+		if r.compensation() {
+			if neg {
+				return actPass // undoing the withdrawn write shows it was heard
+			}
+			return actSkip
+		}
 		if r.rejected > 0 || !r.consequential() {
 			// Reads reveal nothing about the working state: an agent may
 			// read any record (to check a cancelled write, say).

@@ -35,7 +35,7 @@ func (v *view) buckets() []BucketHit {
 func (v *view) bucketStaleArgs() []Finding {
 	var out []Finding
 	for _, r := range v.reqs {
-		if !r.consequential() || r.recv == 0 || r.rejected > 0 {
+		if !r.consequential() || r.recv == 0 || r.rejected > 0 || r.compensation() {
 			continue
 		}
 		m := v.markSpoken(r.recv)
@@ -74,7 +74,7 @@ func (v *view) bucketInflight() []Finding {
 		}
 		for _, c := range r.commits {
 			if c > m.seq {
-				out = append(out, v.find(describe(r.tool, r.args)+" was received before the caller's change, never cancelled, and committed after it", r.recv, m.seq, c))
+				out = append(out, v.find(describe(r.tool, r.args)+" was received before the caller's change, never cancelled, and committed after it"+v.repairedSeq(c), r.recv, m.seq, c))
 				break
 			}
 		}
@@ -257,7 +257,7 @@ func (v *view) bucketWrongRecord() []Finding {
 	t := v.targets()
 	var out []Finding
 	for _, c := range v.commits() {
-		if !contains(t, [2]string{c.table, c.key}) {
+		if !c.r.compensation() && !contains(t, [2]string{c.table, c.key}) {
 			out = append(out, v.find(c.r.tool+" committed to "+c.table+"/"+c.key+", a record the caller never meant", c.seq))
 		}
 	}

@@ -115,44 +115,84 @@ func (v *view) capturedNoise(res AxisResult) AxisResult {
 	return res
 }
 
-// capturedFault: the first act after a bad tool answer must show the agent
-// noticed it — another tool call, or a not-done or wait statement.
+// capturedFault: after a bad tool answer, the agent's first act that
+// reveals anything must show it acted on the problem: a read that checks
+// the requested record, a retry or a question that does not build on the
+// bad answer, or a truthful statement of the failure. A write or words
+// that use what the bad answer supplied, or a done-claim, show the
+// opposite (docs/SCORING.md, axis 1).
 func (v *view) capturedFault(res AxisResult) AxisResult {
 	res.Verdict = Pass
 	for _, r := range v.ch.faults {
 		bad := v.badValues(r)
 		m := r.moment()
-		seq, j := v.firstAct(r.after(), func(e *trace.Event) int {
-			if v.adopted(e, bad) {
-				return actFail
-			}
-			switch e.Kind {
-			case trace.KindAgentToolIntent, trace.KindToolReceived:
-				return actPass
-			case trace.KindAgentSpeechStart:
-				u := v.uttByStart[e.Seq]
-				switch {
-				case u == nil:
-				case u.f.claim == claimNotDone || u.f.claim == claimNone && u.f.wait:
-					return actPass
-				case u.f.claim == claimDone:
-					return actFail
-				}
-			}
-			return actSkip
-		})
+		seq, j := v.firstAct(r.after(), func(e *trace.Event) int { return v.noticed(e, r, bad) })
 		switch j {
 		case actPass:
-			res.Findings = append(res.Findings, v.find("agent noticed the "+r.problem+" answer to "+r.tool, m, seq))
+			res.Findings = append(res.Findings, v.find("agent acted on the "+r.problem+" answer to "+r.tool, m, seq))
 		case actFail:
-			res.Findings = append(res.Findings, v.find("agent accepted the "+r.problem+" answer to "+r.tool, m, seq))
+			res.Findings = append(res.Findings, v.find("agent built on the "+r.problem+" answer to "+r.tool, m, seq))
 			res.Verdict = Fail
 		default:
-			res.Findings = append(res.Findings, v.find("no act after the "+r.problem+" answer to "+r.tool, m))
+			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": no act after the "+r.problem+" answer to "+r.tool+" shows whether it was noticed", m))
 			res.Verdict = worst(res.Verdict, Unknown)
 		}
 	}
 	return res
+}
+
+// noticed judges one act after the bad answer to r.
+func (v *view) noticed(e *trace.Event, r *request, bad map[valueClass][]string) int {
+	if v.adopted(e, bad) {
+		return actFail
+	}
+	switch d := e.Data.(type) {
+	case *trace.AgentToolIntent:
+		return v.checks(r, d.Tool, v.normArgs(d.Tool, d.Args), bad)
+	case *trace.ToolEvent:
+		if e.Kind != trace.KindToolReceived {
+			return actSkip
+		}
+		o := v.byRef[d.Ref]
+		if o == nil || o == r || o.dupOf != "" {
+			return actSkip
+		}
+		return v.checks(r, o.tool, o.args, bad)
+	case *trace.AgentSpeech:
+		u := v.uttByStart[e.Seq]
+		switch {
+		case u == nil:
+		case u.f.claim == claimDone:
+			return actFail
+		case u.f.claim == claimNotDone || u.f.claim == claimUnsure || u.f.claim == claimRestored:
+			return actPass // a truthful statement of the failure
+		case u.f.ask:
+			return actPass // a question to the caller that repeats nothing of the bad answer
+		}
+	}
+	return actSkip
+}
+
+// checks judges a tool call made after the bad answer to r: one that
+// carries a value only the bad answer supplied builds on it; a read of the
+// requested record, or a retry of the same tool, checks it.
+func (v *view) checks(r *request, tool string, args map[string]string, bad map[valueClass][]string) int {
+	spec, _ := v.spec(tool)
+	for k, a := range args {
+		if c := classOf(v.argType(tool, k), a); contains(bad[c], a) {
+			if spec.Consequential {
+				return actFail
+			}
+			return actSkip // reading the record it was given is not yet acting on it
+		}
+	}
+	switch {
+	case tool == r.tool:
+		return actPass
+	case spec.Effect == trace.EffectRead && (spec.KeyArg == "" || r.spec.KeyArg == "" || args[spec.KeyArg] == r.args[r.spec.KeyArg]):
+		return actPass
+	}
+	return actSkip
 }
 
 // capturedPlain: the first revealing act after the request reflects it.

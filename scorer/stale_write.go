@@ -1,5 +1,7 @@
 package scorer
 
+import "strconv"
+
 // staleWrite: was every write built on withdrawn values blocked?
 // (docs/SCORING.md, axis 4). A write that committed before the caller
 // changed their mind is not stale; axes 5 and 6 check it was set right.
@@ -17,6 +19,9 @@ func (v *view) staleWrite() AxisResult {
 	}
 	cs := v.commits()
 	for i, c := range cs {
+		if c.r.compensation() {
+			continue
+		}
 		// Judged twice: against the intent in force when the write
 		// committed, and against the one in force (from its onset) when
 		// the request was sent — a write sent while the caller was
@@ -24,21 +29,19 @@ func (v *view) staleWrite() AxisResult {
 		m := v.markBefore(c.seq)
 		sent := v.markSpoken(c.r.recv)
 		switch {
-		case !v.final.in.Execute:
-			fail(v.find(describe(c.r.tool, c.r.args)+" committed although the caller's final intent is to do nothing", c.seq, v.finalSeq))
 		case m != nil && !m.in.Execute:
-			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action", c.seq, m.seq))
+			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action"+v.repaired(c), c.seq, m.seq))
 		case sent != nil && !sent.in.Execute:
 			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was withdrawing the action, and committed", c.r.recv, sent.onset, c.seq))
 		case m != nil && !matches(c.r.tool, c.r.args, m) && v.staleArgs(c.r, m):
-			fail(v.find(describe(c.r.tool, c.r.args)+" committed with values the caller had already replaced", c.seq, m.seq))
+			fail(v.find(describe(c.r.tool, c.r.args)+" committed with values the caller had already replaced"+v.repaired(c), c.seq, m.seq))
 		case sent != nil && !matches(c.r.tool, c.r.args, sent) && v.staleArgs(c.r, sent):
 			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was replacing its values, and committed", c.r.recv, sent.onset, c.seq))
 		}
 		// A retry after a bad answer that writes the same effect again was
 		// built on a stale belief that the first write had not landed.
 		for _, p := range cs[:i] {
-			if p.r != c.r && effect(p.r) == effect(c.r) && p.r.problem != "" && p.r.after() > 0 && p.r.after() < c.r.recv {
+			if p.r != c.r && !p.r.compensation() && effect(p.r) == effect(c.r) && p.r.problem != "" && p.r.after() > 0 && p.r.after() < c.r.recv {
 				fail(v.find("a retry of "+c.r.tool+" after "+article(p.r.problem)+" answer committed the same effect again", p.seq, p.r.moment(), c.seq))
 				break
 			}
@@ -68,4 +71,16 @@ func (v *view) invalidatedOpen(r *request) *mark {
 		}
 	}
 	return nil
+}
+
+// repaired notes a later compensation of commit c for the finding.
+func (v *view) repaired(c commitRef) string { return v.repairedSeq(c.seq) }
+
+func (v *view) repairedSeq(seq int) string {
+	for _, r := range v.reqs {
+		if r.compensates != nil && r.compensates.seq == seq && len(r.commits) > 0 {
+			return " (compensated: put back by #" + strconv.Itoa(r.commits[0]) + ")"
+		}
+	}
+	return ""
 }

@@ -16,6 +16,11 @@ func (v *view) toolArgs() AxisResult {
 		if !r.consequential() || r.recv == 0 || r.rejected > 0 {
 			continue
 		}
+		if r.compensation() {
+			// Putting back what an unwanted write changed acts on no
+			// intent: it repairs (docs/SCORING.md, "Compensation").
+			continue
+		}
 		m := v.markSpoken(r.recv)
 		switch {
 		case m == nil:

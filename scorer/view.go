@@ -49,6 +49,10 @@ type request struct {
 	retryAt    int           // timeout: seq of the agent's next request of the same tool
 	wrong      *trace.Record // record returned instead of the requested one
 	commitKeys [][2]string   // table/key of each commit
+	// compensates is the commit this request undoes: it restores the
+	// record's values from before the call after the caller withdrew or
+	// replaced what that commit wrote (docs/SCORING.md, "Compensation").
+	compensates *commitRef
 }
 
 func (r *request) consequential() bool { return r.spec.Consequential }
@@ -286,6 +290,7 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v.retries()
 	v.intended()
 	v.cs = v.collectCommits()
+	v.compensations()
 	if v.snap != nil {
 		v.diff = trace.Diff(v.want, v.snap.Records)
 		v.unchanged = len(trace.Diff(v.start.Records, v.snap.Records)) == 0
@@ -570,6 +575,45 @@ func (v *view) collectCommits() []commitRef {
 	sortCommits(out)
 	return out
 }
+
+// compensations marks each consequential update that puts a record's
+// fields back to their values at the start of the call after an earlier
+// commit to that record that the caller no longer wants (the intent in
+// force when the undo was sent no longer matches it).
+func (v *view) compensations() {
+	for _, r := range v.reqs {
+		if !r.consequential() || r.spec.Effect != trace.EffectUpdate || r.recv == 0 || r.dupOf != "" {
+			continue
+		}
+		key := r.args[r.spec.KeyArg]
+		orig := record(v.start.Records, r.spec.Table, key)
+		if orig == nil || len(r.args) < 2 {
+			continue
+		}
+		restores := true
+		for k, a := range r.args {
+			if k != r.spec.KeyArg && normValue(v.argType(r.tool, k), orig.Fields[k]) != a {
+				restores = false
+			}
+		}
+		if !restores {
+			continue
+		}
+		m := v.markSpoken(r.recv)
+		for i := range v.cs {
+			c := &v.cs[i]
+			if c.seq >= r.recv || c.r == r || c.table != r.spec.Table || c.key != key || c.r.compensates != nil {
+				continue
+			}
+			if m == nil || !matches(c.r.tool, c.r.args, m) {
+				r.compensates = c
+			}
+		}
+	}
+}
+
+// compensation reports whether r undoes an earlier unwanted commit.
+func (r *request) compensation() bool { return r.compensates != nil }
 
 type commitRef struct {
 	seq        int
