@@ -16,4 +16,14 @@
 // request failed by the script, or one caught by the call closing, records
 // tool.cancelled (no commit) followed by tool.responded with the status sent.
 // Under late_success the commit (or its cancellation) follows the 202.
+//
+// Only requests that authenticate for a call reach it. Anything else (no
+// token, a wrong token, another call's token, a call that is over or never
+// was) is answered by the server alone, the same way whichever call the
+// path names, and kept in the server's bounded log (Server.Rejected), never
+// in a call's history. Within a call, a body must arrive within a deadline
+// (DefaultBodyTimeout, scaled) and stay under MaxBodyBytes; a Budget bounds
+// the agent's requests per second and per call, and Call.Exceeded tells the
+// harness when the agent broke it. Call.Close never waits longer than
+// CloseWait.
 package mockbackend

@@ -234,9 +234,9 @@ func (c *Call) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bodyOut
 	var how bodyOutcome
 	select {
 	case res := <-done:
-		// The body is in: lift the server's whole-request read deadline, so
-		// a request held longer than it is not taken for a client gone.
-		_ = rc.SetReadDeadline(time.Time{})
+		// Once a body is read to its end, net/http itself lifts the read
+		// deadline (ServerReadTimeout) to watch for the client leaving, so
+		// a long hold is never cut by it.
 		var tooLarge *http.MaxBytesError
 		switch {
 		case res.err == nil:

@@ -12,10 +12,10 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// Limits of the HTTP server Start runs. A tool handler replaces the read
-// deadline with its own body deadline (see DefaultBodyTimeout) and clears
-// it once the body is in, so a request held for a long time is never cut
-// by ServerReadTimeout.
+// Limits of the HTTP server Start runs. A tool request's body also has its
+// own, shorter deadline (DefaultBodyTimeout, scaled). Once a body has been
+// read to its end net/http lifts the read deadline, so a request held for
+// a long time is never cut by ServerReadTimeout.
 const (
 	// ServerReadHeaderTimeout bounds reading a request's headers (real time).
 	ServerReadHeaderTimeout = 10 * time.Second
@@ -340,7 +340,11 @@ func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, mustJSON(c.Ledger()))
+	rows := c.Ledger()
+	if rows == nil {
+		rows = []LedgerRow{} // an empty ledger is [], not null
+	}
+	writeJSON(w, http.StatusOK, mustJSON(rows))
 }
 
 // bearerToken is the token of an "Authorization: Bearer" header.
