@@ -87,6 +87,8 @@ type GateResult struct {
 	Broken bool         `json:"broken"` // a harness_error: the run proves nothing
 	Reason string       `json:"reason,omitempty"`
 	Rules  []RuleResult `json:"rules"`
+	// Incomplete is set when the run does not cover its plan (completeness.go).
+	Incomplete *Completeness `json:"incomplete,omitempty"`
 }
 
 // Call pairs a history with its score: the gate needs both (keys and reads

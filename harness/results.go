@@ -2,11 +2,14 @@ package harness
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 
 	"github.com/callproof/callproof/reports"
@@ -16,13 +19,16 @@ import (
 
 // Files of a results directory.
 const (
-	RunFile     = "run.jsonl"    // every call's history, appended as each call completes
-	ScoresFile  = "scores.jsonl" // one CallScore per line, same order
-	SummaryFile = "summary.json" // the suite figures so far, rewritten after each call
-	MetaFile    = "meta.json"    // what was run against what
+	RunFile      = "run.jsonl"      // every call's history, appended as each call completes
+	ScoresFile   = "scores.jsonl"   // one CallScore per line, same order
+	SummaryFile  = "summary.json"   // the suite figures so far, rewritten after each call
+	MetaFile     = "meta.json"      // what was run against what, and the planned calls
+	DoneFile     = "complete.json"  // the completion marker, written when the run ends
+	AttemptsFile = "attempts.jsonl" // earlier attempts of calls a resume or merge replaced
 )
 
-// Meta describes a run.
+// Meta describes a run. It is written before the first call is placed:
+// Planned is the run's manifest, so a run cut short is detectable.
 type Meta struct {
 	Agent     string  `json:"agent"`
 	Suite     string  `json:"suite"`
@@ -30,127 +36,316 @@ type Meta struct {
 	TimeScale float64 `json:"time_scale"`
 	Calls     int     `json:"calls"`
 	Transport string  `json:"transport,omitempty"`
+	// Planned lists the call ids the run places, in suite order.
+	Planned []string `json:"planned,omitempty"`
+	// Sources are the directories a merged run was made from, in order.
+	Sources []string `json:"sources,omitempty"`
+}
+
+// Completion is the marker written when every planned call has a history.
+// A results directory without it was cut short (killed, crashed, or still
+// running).
+type Completion struct {
+	Calls int `json:"calls"`
+	// Cancelled lists the calls a cancelled run (Ctrl-C) recorded as
+	// harness errors without finishing them.
+	Cancelled []string `json:"cancelled,omitempty"`
 }
 
 // Results writes a results directory call by call, so an interrupted run
-// keeps every call that finished. Safe for concurrent use.
+// keeps every call that finished: each call is one write, synced to disk.
+// After a failed write it refuses further writes (a partial write must
+// stay the file's last line). Safe for concurrent use.
 type Results struct {
 	dir    string
 	mu     sync.Mutex
 	run    *os.File
 	scores *os.File
 	acc    reports.Accumulator
+	calls  int
+	err    error
 }
 
-// CreateResults makes dir (if needed) and starts fresh result files in it.
+// CreateResults makes dir (if needed) and starts fresh result files in it,
+// replacing those of an earlier run.
 func CreateResults(dir string, meta Meta) (*Results, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	for _, f := range []string{DoneFile, AttemptsFile, SummaryFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
 	if err := writeJSONFile(filepath.Join(dir, MetaFile), meta); err != nil {
 		return nil, err
 	}
-	run, err := os.Create(filepath.Join(dir, RunFile))
+	return openResults(dir, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, nil)
+}
+
+// OpenResults appends to an existing results directory (a resume). The
+// summary starts from the scores already there; the completion marker is
+// removed until the run finishes again.
+func OpenResults(dir string) (*Results, error) {
+	scores, _, err := readScoresFile(filepath.Join(dir, ScoresFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.Remove(filepath.Join(dir, DoneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return openResults(dir, os.O_CREATE|os.O_APPEND|os.O_WRONLY, scores)
+}
+
+func openResults(dir string, flag int, earlier []scorer.CallScore) (*Results, error) {
+	run, err := os.OpenFile(filepath.Join(dir, RunFile), flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	scores, err := os.Create(filepath.Join(dir, ScoresFile))
+	scores, err := os.OpenFile(filepath.Join(dir, ScoresFile), flag, 0o644)
 	if err != nil {
 		run.Close()
 		return nil, err
 	}
-	return &Results{dir: dir, run: run, scores: scores}, nil
+	r := &Results{dir: dir, run: run, scores: scores, calls: len(earlier)}
+	for _, s := range earlier {
+		r.acc.Add(s)
+	}
+	return r, nil
 }
 
 // Dir is the results directory.
 func (r *Results) Dir() string { return r.dir }
 
-// Add appends one finished call.
+// Add appends one finished call: its whole history in one synced write,
+// then its score the same way.
 func (r *Results) Add(h *trace.History, s scorer.CallScore) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	bw := bufio.NewWriter(r.run)
-	if err := trace.WriteJSONL(bw, h); err != nil {
+	if r.err != nil {
+		return r.err
+	}
+	var b bytes.Buffer
+	if err := trace.WriteJSONL(&b, h); err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := appendSynced(r.run, b.Bytes()); err != nil {
+		r.err = err
 		return err
 	}
-	b, err := json.Marshal(s)
+	line, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	if _, err := r.scores.Write(append(b, '\n')); err != nil {
+	if err := appendSynced(r.scores, append(line, '\n')); err != nil {
+		r.err = err
 		return err
 	}
+	r.calls++
 	r.acc.Add(s)
 	return writeJSONFile(filepath.Join(r.dir, SummaryFile), r.acc.Summary())
 }
 
-// Close flushes and closes the files.
+// Finish writes the completion marker: every planned call has a history.
+func (r *Results) Finish(cancelled []string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	return writeJSONFile(filepath.Join(r.dir, DoneFile), Completion{Calls: r.calls, Cancelled: cancelled})
+}
+
+// Close closes the files.
 func (r *Results) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err1 := r.run.Close()
-	err2 := r.scores.Close()
-	if err1 != nil {
-		return err1
-	}
-	return err2
+	return errors.Join(r.run.Close(), r.scores.Close())
 }
 
+func appendSynced(f *os.File, b []byte) error {
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// writeJSONFile replaces path atomically: a synced temp file, renamed.
 func writeJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	return replaceFile(path, append(b, '\n'))
+}
+
+func replaceFile(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
 }
 
-// ReadRun reads the histories of a run file.
+// ReadRun reads the complete histories of a run file; a torn last call is
+// left out (LoadRun says so).
 func ReadRun(path string) ([]*trace.History, error) {
-	f, err := os.Open(path)
+	run, err := LoadRun(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	hs, err := trace.ReadJSONL(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return hs, nil
+	return run.Histories, nil
 }
 
-// ReadScores reads a scores file (one CallScore per line).
+// ReadScores reads a scores file (one CallScore per line). A torn last
+// line is left out (ReadScoresWarn says so).
 func ReadScores(path string) ([]scorer.CallScore, error) {
-	f, err := os.Open(path)
+	s, _, err := ReadScoresWarn(path)
+	return s, err
+}
+
+// ReadScoresWarn reads a scores file and says what it left out: a torn
+// last line (a write cut short by a kill or a full disk).
+func ReadScoresWarn(path string) ([]scorer.CallScore, []string, error) {
+	return readScoresFile(path)
+}
+
+func readScoresFile(path string) ([]scorer.CallScore, []string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeScores(b, path)
+}
+
+// DecodeScores reads CallScores, one JSON object per line. A torn last
+// line is left out.
+func DecodeScores(r io.Reader, name string) ([]scorer.CallScore, error) {
+	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return DecodeScores(f, path)
+	s, _, err := decodeScores(b, name)
+	return s, err
 }
 
-// DecodeScores reads CallScores, one JSON object per line.
-func DecodeScores(f io.Reader, name string) ([]scorer.CallScore, error) {
+// DecodeScoresWarn is DecodeScores, saying what it left out.
+func DecodeScoresWarn(r io.Reader, name string) ([]scorer.CallScore, []string, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeScores(b, name)
+}
+
+func decodeScores(b []byte, name string) ([]scorer.CallScore, []string, error) {
+	body, torn := splitTorn(b)
+	var warnings []string
+	if torn != "" {
+		warnings = append(warnings, fmt.Sprintf("%s: dropped a torn last line (%d bytes, the write was cut short)", name, len(torn)))
+	}
 	var out []scorer.CallScore
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	line := 0
 	for sc.Scan() {
 		line++
-		if len(sc.Bytes()) == 0 {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
+		}
+		if looksLikeEvent(sc.Bytes()) {
+			return nil, warnings, fmt.Errorf("%s:%d: this is a history (run.jsonl), not scores: pass the results directory, or score it first", name, line)
 		}
 		var s scorer.CallScore
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			return nil, warnings, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if s.Call == "" || s.Outcome == "" {
+			return nil, warnings, fmt.Errorf("%s:%d: not a call score (no call or outcome)", name, line)
 		}
 		out = append(out, s)
 	}
-	return out, sc.Err()
+	return out, warnings, sc.Err()
+}
+
+// looksLikeEvent says whether a JSON line is a history event rather than
+// a score: events carry seq and kind, scores never do.
+func looksLikeEvent(line []byte) bool {
+	var probe struct {
+		Seq  *int    `json:"seq"`
+		Kind *string `json:"kind"`
+	}
+	return json.Unmarshal(line, &probe) == nil && probe.Seq != nil && probe.Kind != nil
+}
+
+// splitTorn splits off bytes after the last newline: every record ends in
+// one, so they are a write cut short.
+func splitTorn(b []byte) (body []byte, torn string) {
+	i := bytes.LastIndexByte(b, '\n')
+	tail := b[i+1:]
+	if len(bytes.TrimSpace(tail)) == 0 {
+		return b, ""
+	}
+	return b[:i+1], string(tail)
+}
+
+// SortScores orders scores by scenario id, then call id: output never
+// depends on which call finished first.
+func SortScores(s []scorer.CallScore) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Scenario != s[j].Scenario {
+			return s[i].Scenario < s[j].Scenario
+		}
+		return s[i].Call < s[j].Call
+	})
+}
+
+// ReadMeta reads a results directory's meta.json.
+func ReadMeta(dir string) (*Meta, error) {
+	var m Meta
+	ok, err := readJSONFile(filepath.Join(dir, MetaFile), &m)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: no %s: not a results directory", dir, MetaFile)
+	}
+	return &m, nil
+}
+
+// InUse says whether dir exists and holds anything: a run refuses to write
+// into it unless told to (an earlier run's results would be lost).
+func InUse(dir string) (bool, error) {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.IsDir() {
+		return true, fmt.Errorf("%s is a file, not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	return len(entries) > 0, err
+}
+
+// SameDir says whether a and b name the same directory.
+func SameDir(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }

@@ -180,7 +180,7 @@ func TestReadScoresBadLineNamesTheLine(t *testing.T) {
 		})
 	}
 	// DecodeScores names its input the same way.
-	_, err := harness.DecodeScores(strings.NewReader(lines[0]+"\n{"), "-")
+	_, err := harness.DecodeScores(strings.NewReader(lines[0]+"\n{\n"+lines[1]+"\n"), "-")
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "-:2: "), err.Error())
 
@@ -189,13 +189,46 @@ func TestReadScoresBadLineNamesTheLine(t *testing.T) {
 }
 
 func TestReadRunBadLineNamesTheLine(t *testing.T) {
-	hs, _ := fxCalls(1)
-	content := fxJSONL(t, hs)
-	nl := bytes.Count(content, []byte("\n"))
+	hs, _ := fxCalls(2)
+	first := fxJSONL(t, hs[:1])
+	nl := bytes.Count(first, []byte("\n"))
+	content := append(append(first, []byte(`{"call":"call-0","seq":99,"kind":"call.end","da`+"\n")...), fxJSONL(t, hs[1:])...)
 	path := filepath.Join(t.TempDir(), harness.RunFile)
-	require.NoError(t, os.WriteFile(path, append(content, []byte(`{"call":"call-0","seq":99,"kind":"call.end","da`)...), 0o644))
+	require.NoError(t, os.WriteFile(path, content, 0o644))
 	_, err := harness.ReadRun(path)
-	require.Error(t, err)
+	require.Error(t, err, "a garbled line that is not the last is corruption, not a torn write")
 	assert.Contains(t, err.Error(), path)
 	assert.Contains(t, err.Error(), fmt.Sprintf("line %d", nl+1))
+}
+
+// A history file given where scores are expected is refused, naming what
+// it is: every event line would decode as an empty score.
+func TestReadScoresRefusesAHistory(t *testing.T) {
+	hs, _ := fxCalls(1)
+	path := filepath.Join(t.TempDir(), harness.RunFile)
+	require.NoError(t, os.WriteFile(path, fxJSONL(t, hs), 0o644))
+	_, err := harness.ReadScores(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "this is a history (run.jsonl), not scores")
+	_, err = harness.DecodeScores(strings.NewReader(`{"foo": 1}`+"\n"), "x")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "x:1: not a call score")
+}
+
+// A write cut short (kill -9, a full disk) leaves a last line without its
+// newline: it is dropped with a warning, the rest is read.
+func TestReadScoresTornLastLine(t *testing.T) {
+	_, ss := fxCalls(2)
+	a, err := json.Marshal(ss[0])
+	require.NoError(t, err)
+	b, err := json.Marshal(ss[1])
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), harness.ScoresFile)
+	require.NoError(t, os.WriteFile(path, append(append(a, '\n'), b[:len(b)/2]...), 0o644))
+	got, warnings, err := harness.ReadScoresWarn(path)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, ss[0].Call, got[0].Call)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "torn last line")
 }

@@ -53,27 +53,44 @@ func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Co
 	if conc <= 0 {
 		conc = 8
 	}
+	// A failed write cancels the run: a results directory that cannot
+	// take more calls must not keep an agent busy for nothing.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	out := make([]CallResult, len(cases))
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	var writeErr error
+	var cancelled []string
 	for i, c := range cases {
-		i, c := i, c
+		// Once cancelled, calls no longer wait for a slot: each is
+		// recorded at once as cancelled.
+		acquired := false
+		select {
+		case sem <- struct{}{}:
+			acquired = true
+		case <-runCtx.Done():
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			h := r.call(ctx, agentURL, c)
+			if acquired {
+				defer func() { <-sem }()
+			}
+			h := r.call(runCtx, agentURL, c)
 			s := scorer.Score(h)
 			out[i] = CallResult{History: h, Score: s}
 			mu.Lock()
 			defer mu.Unlock()
+			if s.Outcome == trace.OutcomeHarnessError && s.Reason == ReasonCancelled {
+				cancelled = append(cancelled, s.Call)
+			}
 			if r.Results != nil {
 				if err := r.Results.Add(h, s); err != nil && writeErr == nil {
 					writeErr = err
+					cancel(err)
 				}
 			}
 			done++
@@ -83,7 +100,36 @@ func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Co
 		}()
 	}
 	wg.Wait()
+	if writeErr == nil && r.Results != nil {
+		sort.Strings(cancelled)
+		writeErr = r.Results.Finish(cancelled)
+	}
 	return out, writeErr
+}
+
+// Plan lists the call ids of cases, in order: a run's manifest.
+func Plan(cases []*scenarios.Compiled) []string {
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = c.Scenario.ID
+	}
+	return ids
+}
+
+// CheckAgentURL says whether u can be dialled as an agent: a ws or wss URL
+// with a host.
+func CheckAgentURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return fmt.Errorf("agent URL %q: %w", u, err)
+	}
+	if p.Scheme != "ws" && p.Scheme != "wss" {
+		return fmt.Errorf("agent URL %q: want a ws:// or wss:// URL", u)
+	}
+	if p.Host == "" || p.Hostname() == "" {
+		return fmt.Errorf("agent URL %q: no host", u)
+	}
+	return nil
 }
 
 // call runs one scenario and always returns a complete history: our own
@@ -112,6 +158,9 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
 		return rec.Close()
 	}
+	if ctx.Err() != nil {
+		return end(trace.OutcomeHarnessError, ReasonCancelled, nil)
+	}
 	bc, err := r.Backend.Open(mockbackend.CallConfig{
 		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
 	})
@@ -126,7 +175,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	// finish (a held write auto-releases, a slow one answers), bounded by
 	// the step timeout, so the snapshot shows where they landed. Then Close
 	// stops timers and fails whatever is still held.
-	settle(rec, r.clock(), time.Duration(float64(c.Script.StepTimeout)*effectiveScale(res.TimeScale, scale)))
+	settle(ctx, rec, r.clock(), time.Duration(float64(c.Script.StepTimeout)*effectiveScale(res.TimeScale, scale)))
 	bc.Close()
 	outcome, reason := res.Outcome, res.Reason
 	// A dead backend explains whatever the call saw, an exclusion included
@@ -137,8 +186,8 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	}
 	// A cancelled run (Ctrl-C, a deadline) cuts calls short or fails their
 	// dial: that is ours, not an agent error.
-	if ctx.Err() != nil && (outcome == "" || outcome == trace.OutcomeAgentError) {
-		outcome, reason = trace.OutcomeHarnessError, "run cancelled: "+ctx.Err().Error()
+	if ctx.Err() != nil && outcome != trace.OutcomeScored && outcome != trace.OutcomeExcluded {
+		outcome, reason = trace.OutcomeHarnessError, ReasonCancelled
 	}
 	rec.Record(trace.SourceHarness, trace.KindSnapshot, &trace.Snapshot{Records: bc.Snapshot()})
 	return end(outcome, reason, &res)
@@ -158,10 +207,11 @@ func effectiveScale(used, offered float64) float64 {
 	return offered
 }
 
-// settle waits until no tool request of the call is open, or bound.
-func settle(rec *trace.Recorder, clock trace.Clock, bound time.Duration) {
+// settle waits until no tool request of the call is open, or bound, or
+// the run is cancelled (a cancelled call proves nothing: no need to wait).
+func settle(ctx context.Context, rec *trace.Recorder, clock trace.Clock, bound time.Duration) {
 	deadline := clock.Now().Add(bound)
-	for {
+	for ctx.Err() == nil {
 		open := map[string]bool{}
 		for _, e := range rec.Events() {
 			d, ok := e.Data.(*trace.ToolEvent)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,30 +19,25 @@ func (f *flawList) String() string     { return strings.Join(*f, ",") }
 func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")...); return nil }
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "address to serve the agent's WebSocket on")
+	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n\nServes a reference agent over the native WebSocket protocol.\nflaws:"
+	for _, f := range agents.AllFlaws() {
+		head += " " + string(f)
+	}
+	c := newCLI("agent", head+"\n", stdout, stderr)
+	listen := c.String("listen", "127.0.0.1:8080", "address to serve the agent's WebSocket on")
 	var with, without flawList
-	fs.Var(&with, "with", "switch a flaw on (repeatable)")
-	fs.Var(&without, "without", "switch a flaw off (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n\nServes a reference agent over the native WebSocket protocol.\nflaws:")
-		for _, f := range agents.AllFlaws() {
-			fmt.Fprintf(stderr, " %s", f)
-		}
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
+	c.Var(&with, "with", "switch a flaw on (repeatable)")
+	c.Var(&without, "without", "switch a flaw off (repeatable)")
+	if wantsHelp(args) {
+		return c.help()
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
+		c.Usage()
 		return exitUsage
 	}
 	name := args[0]
-	if pos, err := parse(fs, args[1:]); err != nil || len(pos) > 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	if _, code, ok := c.positional(args[1:], 0); !ok {
+		return code
 	}
 	cfg, err := agents.Named(name)
 	if err != nil {

@@ -1,37 +1,29 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/harness/conformance"
 )
 
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	agentURL := fs.String("agent", "", "the agent's WebSocket URL")
-	scale := fs.Float64("scale", 1.0, "time scale offered to the agent")
-	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof check --agent URL [--scale F] [--json]\n\nPlaces a few short calls and says, message by message, what the agent gets right\nand what it must fix. Exit 0: nothing to fix; 1: something to fix; 3: our side failed.\n")
-		fs.PrintDefaults()
+	c := newCLI("check", "usage: callproof check --agent URL [--scale F] [--json]\n\nPlaces a few short calls and says, message by message, what the agent gets right\nand what it must fix. Exit 0: nothing to fix; 1: something to fix; 2: bad usage; 3: our side failed.\n", stdout, stderr)
+	agentURL := c.String("agent", "", "the agent's WebSocket URL (ws://host:port/path)")
+	scale := c.Float64("scale", 1.0, "time scale offered to the agent (at least 0.01)")
+	asJSON := c.Bool("json", false, "print the findings as JSON")
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
+	for _, err := range []error{checkAgent(*agentURL), checkScale(*scale)} {
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof check: %v\n", err)
+			return exitUsage
+		}
 	}
-	if *agentURL == "" || len(pos) != 0 {
-		fs.Usage()
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible("check", stderr)
 	defer stop()
 	env, err := harness.NewEnv(harness.EnvOptions{})
 	if err != nil {
@@ -47,9 +39,13 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		err = enc.Encode(rep)
 	} else {
-		rep.Write(stdout)
+		rep.Write(stdout) // checked by run's writer
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof check: %v\n", err)
+		return exitBroken
 	}
 	if rep.Failed() {
 		return exitGate

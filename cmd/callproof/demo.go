@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 
 	"github.com/callproof/callproof/agents"
@@ -24,23 +21,23 @@ type demoAgent struct {
 }
 
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print per agent: calls, axis counts, integrity, buckets and gate, as JSON")
-	out := fs.String("out", filepath.Join("out", "demo"), "where to save each agent's results directory")
-	scale := fs.Float64("scale", 0.1, "time scale (0.1 = ten times faster than real time)")
-	conc := fs.Int("concurrency", 8, "calls at once")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof demo [--json] [--out DIR] [--scale F]\n\nRuns the built-in core suite against the reference agents naive and careful,\nall in-process on loopback, and prints their tables beside seed 001's.\n")
-		fs.PrintDefaults()
+	c := newCLI("demo", "usage: callproof demo [--json] [--out DIR] [--scale F] [--concurrency N]\n\nRuns the built-in core suite against the reference agents naive and careful,\nall in-process on loopback, and prints their tables beside seed 001's.\n", stdout, stderr)
+	asJSON := c.Bool("json", false, "print per agent: calls, axis counts, integrity, buckets and gate, as JSON")
+	out := c.String("out", filepath.Join("out", "demo"), "where to save each agent's results directory")
+	scale := c.Float64("scale", 0.1, "time scale (0.1 = ten times faster than real time; at least 0.01)")
+	conc := c.Int("concurrency", 8, "calls at once")
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
 	}
-	if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
-		if err == nil {
-			fs.Usage()
-		}
+	if err := checkScale(*scale); err != nil {
+		fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 		return exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if *conc < 1 {
+		fmt.Fprintf(stderr, "callproof demo: --concurrency %d: want at least 1\n", *conc)
+		return exitUsage
+	}
+	ctx, stop := interruptible("demo", stderr)
 	defer stop()
 	results, code := runDemo(ctx, *out, *scale, *conc, stderr)
 	if code != exitOK {
@@ -52,6 +49,13 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		enc.Encode(map[string]any{"suite": "core", "agents": results, "seed_001": reports.SeedTable()})
 	} else {
 		writeDemo(stdout, results)
+	}
+	// The demo succeeds when both runs are whole: naive failing its gate
+	// is the point, not an error.
+	for _, r := range results {
+		if r.Gate.Incomplete != nil {
+			return exitIncomplete
+		}
 	}
 	for _, r := range results {
 		if r.Gate.Broken {
@@ -89,7 +93,7 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 			return nil, exitBroken
 		}
 		dir := filepath.Join(out, agentName)
-		res, err := harness.CreateResults(dir, harness.Meta{Agent: agentName, Suite: name, TimeScale: scale, Calls: len(cases), Transport: "native"})
+		res, err := harness.CreateResults(dir, harness.Meta{Agent: agentName, Suite: name, TimeScale: scale, Calls: len(cases), Transport: "native", Planned: harness.Plan(cases)})
 		if err != nil {
 			running.Close()
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
@@ -109,13 +113,16 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 			return nil, exitBroken
 		}
-		hs, err := harness.ReadRun(filepath.Join(dir, harness.RunFile))
+		saved, err := harness.LoadRun(dir)
 		if err != nil {
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 			return nil, exitBroken
 		}
-		calls := harness.ScoreCalls(hs)
-		results = append(results, demoAgent{Agent: agentName, Dir: dir, Summary: reports.Summarize(harness.Scores(calls)), Gate: harness.Gate(calls, harness.Policy{})})
+		calls := harness.ScoreCalls(saved.Sorted())
+		results = append(results, demoAgent{Agent: agentName, Dir: dir, Summary: reports.Summarize(harness.Scores(calls)), Gate: harness.GateRun(saved, harness.Policy{})})
+		if ctx.Err() != nil {
+			break // interrupted: no point starting the next agent
+		}
 	}
 	return results, exitOK
 }
@@ -124,13 +131,7 @@ func writeDemo(w io.Writer, results []demoAgent) {
 	fmt.Fprintf(w, "callproof demo · suite core (30 calls: 10 corrections, 10 interruptions, 10 tool failures)\n\n")
 	cols := make([]reports.Column, 0, len(results)+1)
 	for _, r := range results {
-		note := "holds"
-		if r.Gate.Broken {
-			note = "broken run"
-		} else if !r.Gate.Holds {
-			note = "FAILS"
-		}
-		cols = append(cols, reports.Column{Name: r.Agent, Summary: r.Summary, Note: note})
+		cols = append(cols, reports.Column{Name: r.Agent, Summary: r.Summary, Note: gateVerdict(r.Gate)})
 	}
 	cols = append(cols, reports.Column{Name: "seed 001 (reference)", Summary: reports.SeedTable(), Note: "-"})
 	reports.WriteSideBySide(w, cols)

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -11,31 +11,54 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// runPath accepts a run file or a results directory holding one.
-func runPath(p string) string {
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return filepath.Join(p, harness.RunFile)
+// loadRun reads a run file, a results directory, or - (stdin). What it
+// had to leave out (a torn last line) and what the run lacks (planned
+// calls, its completion marker) are printed as warnings: the calls that
+// are there are still read.
+func loadRun(p, name string, stderr io.Writer) (*harness.SavedRun, error) {
+	var run *harness.SavedRun
+	var err error
+	if p == "-" {
+		run, err = harness.DecodeRun(os.Stdin, "stdin")
+	} else {
+		run, err = harness.LoadRun(p)
 	}
-	return p
+	if err != nil {
+		return nil, err
+	}
+	warn(stderr, name, run.Warnings)
+	return run, nil
 }
 
-// loadRun reads histories from a run file, a results directory, or - (stdin).
-func loadRun(p string) ([]*trace.History, error) {
-	if p == "-" {
-		return trace.ReadJSONL(os.Stdin)
+// warnIncomplete prints why a run does not cover its plan, for the
+// commands that read it without judging it.
+func warnIncomplete(stderr io.Writer, name string, run *harness.SavedRun) {
+	if run.Meta == nil {
+		return
 	}
-	return harness.ReadRun(runPath(p))
+	warn(stderr, name, harness.CheckCompleteness(run).Problems())
 }
 
-// loadScores reads scores from a scores file, a results directory, or - (stdin).
-func loadScores(p string) ([]scorer.CallScore, error) {
+// loadScores reads scores from a scores file, a results directory, or -
+// (stdin), in scenario order.
+func loadScores(p, name string, stderr io.Writer) ([]scorer.CallScore, error) {
+	var scores []scorer.CallScore
+	var warnings []string
+	var err error
 	if p == "-" {
-		return harness.DecodeScores(os.Stdin, "stdin")
+		scores, warnings, err = harness.DecodeScoresWarn(os.Stdin, "stdin")
+	} else {
+		if st, serr := os.Stat(p); serr == nil && st.IsDir() {
+			p = filepath.Join(p, harness.ScoresFile)
+		}
+		scores, warnings, err = harness.ReadScoresWarn(p)
 	}
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		p = filepath.Join(p, harness.ScoresFile)
+	if err != nil {
+		return nil, err
 	}
-	return harness.ReadScores(p)
+	warn(stderr, name, warnings)
+	harness.SortScores(scores)
+	return scores, nil
 }
 
 func findCall(hs []*trace.History, id string) (*trace.History, error) {
@@ -49,39 +72,4 @@ func findCall(hs []*trace.History, id string) (*trace.History, error) {
 		ids = append(ids, h.Call)
 	}
 	return nil, fmt.Errorf("no call %q in the run (calls: %v)", id, ids)
-}
-
-// positional parses args and requires exactly n positional arguments,
-// printing the usage when the count is wrong.
-func positional(fs *flag.FlagSet, args []string, n int) ([]string, bool) {
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, false
-	}
-	if len(pos) != n {
-		fs.Usage()
-		return nil, false
-	}
-	return pos, true
-}
-
-// parse parses flags wherever they stand among the arguments ("gate DIR
-// --policy F" as well as "gate --policy F DIR") and returns the
-// positional arguments in order. A "--" ends flag parsing.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

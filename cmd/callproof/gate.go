@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,17 +9,12 @@ import (
 )
 
 func cmdGate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	policyPath := fs.String("policy", "", "policy file (YAML) that tightens the gate")
-	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof gate [--policy FILE] [--json] RUN.jsonl|DIR\n\nApplies seed 001's release gate. Exit 0: holds; 1: does not hold; 2: bad input; 3: broken run.\n")
-		fs.PrintDefaults()
-	}
-	pos, ok := positional(fs, args, 1)
+	c := newCLI("gate", "usage: callproof gate [--policy FILE] [--json] RUN.jsonl|DIR|-\n\nApplies seed 001's release gate. Exit 0: holds; 1: does not hold; 2: bad input;\n3: broken run (a harness error); 4: incomplete run (planned calls missing or\nduplicated, or the run was cut short).\n", stdout, stderr)
+	policyPath := c.String("policy", "", "policy file (YAML) that tightens the gate")
+	asJSON := c.Bool("json", false, "print the verdict as JSON")
+	pos, code, ok := c.positional(args, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	var policy harness.Policy
 	if *policyPath != "" {
@@ -31,24 +25,35 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		}
 		policy = p
 	}
-	hs, err := loadRun(pos[0])
+	run, err := loadRun(pos[0], "gate", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
 		return exitUsage
 	}
-	g := harness.Gate(harness.ScoreCalls(hs), policy)
+	if run.Meta == nil && pos[0] != "-" {
+		fmt.Fprintf(stderr, "callproof gate: warning: %s has no run manifest (meta.json): missing calls cannot be told\n", pos[0])
+	}
+	g := harness.GateRun(run, policy)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(g)
+		err = enc.Encode(g)
 	} else {
-		writeGate(stdout, g)
+		err = writeGate(stdout, g)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
+		return exitBroken
 	}
 	return gateExit(g)
 }
 
+// gateExit: an incomplete run first (it is not the run that was planned),
+// then a broken one (it proves nothing), then the rules.
 func gateExit(g harness.GateResult) int {
 	switch {
+	case g.Incomplete != nil:
+		return exitIncomplete
 	case g.Broken:
 		return exitBroken
 	case !g.Holds:
@@ -57,14 +62,40 @@ func gateExit(g harness.GateResult) int {
 	return exitOK
 }
 
-func writeGate(w io.Writer, g harness.GateResult) {
+// gateVerdict is the gate's one-word verdict, as the demo table shows it.
+func gateVerdict(g harness.GateResult) string {
+	switch {
+	case g.Incomplete != nil:
+		return "incomplete"
+	case g.Broken:
+		return "broken run"
+	case !g.Holds:
+		return "FAILS"
+	}
+	return "holds"
+}
+
+func writeGate(w io.Writer, g harness.GateResult) error {
 	verdict := "HOLDS"
-	if g.Broken {
+	switch {
+	case g.Incomplete != nil:
+		verdict = "INCOMPLETE RUN"
+	case g.Broken:
 		verdict = "BROKEN RUN (" + g.Reason + ")"
-	} else if !g.Holds {
+	case !g.Holds:
 		verdict = "DOES NOT HOLD"
 	}
-	fmt.Fprintf(w, "release gate: %s\n", verdict)
+	if _, err := fmt.Fprintf(w, "release gate: %s\n", verdict); err != nil {
+		return err
+	}
+	if g.Incomplete != nil {
+		for _, p := range g.Incomplete.Problems() {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+		if g.Broken {
+			fmt.Fprintf(w, "  broken run too (%s)\n", g.Reason)
+		}
+	}
 	for _, r := range g.Rules {
 		mark := "ok  "
 		if !r.Holds {
@@ -75,9 +106,11 @@ func writeGate(w io.Writer, g harness.GateResult) {
 			fmt.Fprintf(w, " (%d)", n)
 		}
 		fmt.Fprintln(w)
-		for i, v := range r.Violations {
+		vs := append([]harness.Violation(nil), r.Violations...)
+		harness.SortViolations(vs)
+		for i, v := range vs {
 			if i == 5 {
-				fmt.Fprintf(w, "       … %d more\n", len(r.Violations)-5)
+				fmt.Fprintf(w, "       … %d more\n", len(vs)-5)
 				break
 			}
 			call := v.Call
@@ -87,4 +120,5 @@ func writeGate(w io.Writer, g harness.GateResult) {
 			fmt.Fprintf(w, "       %s: %s\n", call, v.Text)
 		}
 	}
+	return nil
 }

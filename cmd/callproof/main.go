@@ -10,10 +10,11 @@ import (
 
 // Exit codes (docs/CLI.md).
 const (
-	exitOK     = 0 // success; the gate holds
-	exitGate   = 1 // the release gate does not hold
-	exitUsage  = 2 // bad flags, unreadable or invalid input (scenario, policy, history)
-	exitBroken = 3 // broken run: a harness error, the run proves nothing
+	exitOK         = 0 // success; the gate holds
+	exitGate       = 1 // the release gate does not hold
+	exitUsage      = 2 // bad flags, unreadable or invalid input (scenario, policy, history)
+	exitBroken     = 3 // broken run: a harness error, the run proves nothing; or the output could not be written
+	exitIncomplete = 4 // incomplete run: planned calls missing or duplicated, or the run was cut short
 )
 
 type command struct {
@@ -33,6 +34,7 @@ func commands() map[string]command {
 		"agent":    {"serve a reference agent (naive | careful)", cmdAgent},
 		"check":    {"conformance check of an agent's protocol handling", cmdCheck},
 		"schema":   {"print the JSON Schema for scenario files", cmdSchema},
+		"merge":    {"combine results directories into one (the later attempt of a call wins)", cmdMerge},
 	}
 }
 
@@ -40,13 +42,32 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs one command. Every write to stdout and stderr is checked: a
+// command whose output was lost exits non-zero.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr, cmds)
-		if len(args) == 0 {
-			return exitUsage
+	out, errw := &checkedWriter{w: stdout}, &checkedWriter{w: stderr}
+	code := dispatch(args, out, errw)
+	if out.err != nil || errw.err != nil {
+		err := out.err
+		if err == nil {
+			err = errw.err
 		}
+		fmt.Fprintf(stderr, "callproof: writing output: %v\n", err)
+		if code == exitOK {
+			code = exitBroken
+		}
+	}
+	return code
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 {
+		usage(stderr, cmds)
+		return exitUsage
+	}
+	if args[0] == "help" || isHelp(args[0]) {
+		usage(stdout, cmds)
 		return exitOK
 	}
 	c, ok := cmds[args[0]]
@@ -77,5 +98,5 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintf(w, "\nexit codes: 0 ok, 1 gate does not hold, 2 bad usage or input, 3 broken run\n")
+	fmt.Fprintf(w, "\nexit codes: 0 ok, 1 gate does not hold, 2 bad usage or input, 3 broken run, 4 incomplete run\n\n'callproof <command> --help' describes a command.\n")
 }

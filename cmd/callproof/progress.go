@@ -19,7 +19,11 @@ type progress struct {
 
 func newProgress(w io.Writer) *progress {
 	p := &progress{w: w}
-	if f, ok := w.(*os.File); ok {
+	f, _ := w.(*os.File)
+	if fw, ok := w.(interface{ File() *os.File }); ok {
+		f = fw.File()
+	}
+	if f != nil {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
 		}

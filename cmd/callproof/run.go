@@ -1,90 +1,200 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/reports"
+	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
+const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
+                    [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+       callproof run --resume DIR [--agent URL] [--concurrency N]
+
+Places one call per scenario against the agent and writes DIR as each call
+completes. --out must be new or empty (--force replaces what is there).
+--rerun-failed places the failed and missing calls of an earlier run into a
+new --out; --resume places, in DIR itself, the planned calls that have no
+complete history (a run cut short, or cancelled with Ctrl-C).
+
+exit: 0 the run completed (verdicts are in the table), 2 bad usage or input,
+3 broken run (a harness error), 4 cut short (interrupted: resume it)
+`
+
+// runPlan is what a run will do, decided before anything is written.
+type runPlan struct {
+	agent, out, suite string
+	seed              int64
+	scale             float64
+	cases             []*scenarios.Compiled
+	resume            bool
+}
+
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	agentURL := fs.String("agent", "", "the agent's WebSocket URL (ws://host:port/path)")
-	suite := fs.String("suite", "core", "core, extended, or a scenario file or directory")
-	out := fs.String("out", "", "results directory (required)")
-	only := fs.String("only", "", "comma-separated scenario ids to run")
-	seed := fs.Int64("seed", 0, "override every scenario's seed")
-	rerun := fs.String("rerun-failed", "", "results directory of an earlier run: run only its failed calls")
-	conc := fs.Int("concurrency", 8, "calls at once")
-	scale := fs.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N] [--rerun-failed DIR]\n\n")
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nexit: 0 the run completed (verdicts are in the table), 2 bad usage or input, 3 broken run (a harness error)\n")
+	c := newCLI("run", runUsage, stdout, stderr)
+	agentURL := c.String("agent", "", "the agent's WebSocket URL (ws://host:port/path)")
+	suite := c.String("suite", "core", "core, extended, or a scenario file or directory")
+	out := c.String("out", "", "results directory (new or empty, unless --force)")
+	only := c.String("only", "", "comma-separated scenario ids to run")
+	seed := c.Int64("seed", 0, "override every scenario's seed")
+	rerun := c.String("rerun-failed", "", "results directory of an earlier run: place only its failed and missing calls (into --out)")
+	resume := c.String("resume", "", "results directory of a run cut short: place its unfinished calls there")
+	force := c.Bool("force", false, "write into a non-empty --out, replacing the run there")
+	conc := c.Int("concurrency", 8, "calls at once")
+	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
 	}
-	pos, err := parse(fs, args)
-	if err != nil {
+	if *conc < 1 {
+		fmt.Fprintf(stderr, "callproof run: --concurrency %d: want at least 1\n", *conc)
 		return exitUsage
 	}
-	if *agentURL == "" || *out == "" || len(pos) != 0 {
-		fs.Usage()
-		return exitUsage
+	var p *runPlan
+	var err error
+	if *resume != "" {
+		p, err = planResume(c, *resume, *agentURL)
+	} else {
+		p, err = planRun(c, *agentURL, *out, *suite, *only, *rerun, *seed, *scale, *force)
 	}
-	if *scale <= 0 || *scale > 10 {
-		fmt.Fprintf(stderr, "callproof run: --scale %v: want a value in (0, 10]\n", *scale)
-		return exitUsage
-	}
-	name, cases, err := harness.LoadSuite(*suite)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitUsage
+	}
+	if p == nil {
+		fmt.Fprintf(stdout, "no failed or missing calls in %s: nothing to re-run\n", *rerun)
+		return exitOK
+	}
+	return placeCalls(p, *conc, stdout, stderr)
+}
+
+// planRun checks a fresh run's flags; nothing is created yet.
+func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale float64, force bool) (*runPlan, error) {
+	if err := checkAgent(agent); err != nil {
+		return nil, err
+	}
+	if err := checkScale(scale); err != nil {
+		return nil, err
+	}
+	if out == "" {
+		return nil, fmt.Errorf("--out is required")
+	}
+	if rerun != "" && harness.SameDir(rerun, out) {
+		return nil, fmt.Errorf("--out %s is the run --rerun-failed reads: write the re-run into a new directory (then merge them)", out)
+	}
+	if used, err := harness.InUse(out); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	} else if used && !force {
+		return nil, fmt.Errorf("--out %s is not empty: pass --force to replace it, --resume %s to finish it, or choose a new directory", out, out)
 	}
 	var ids []string
-	if *only != "" {
-		ids = strings.Split(*only, ",")
+	if only != "" {
+		ids = strings.Split(only, ",")
 	}
-	if *rerun != "" {
-		scores, err := loadScores(*rerun)
+	if rerun != "" {
+		earlier, err := harness.LoadRun(rerun)
 		if err != nil {
-			fmt.Fprintf(stderr, "callproof run: --rerun-failed: %v\n", err)
-			return exitUsage
+			return nil, fmt.Errorf("--rerun-failed: %w", err)
 		}
-		ids = append(ids, harness.Failed(scores)...)
-		if len(ids) == 0 {
-			fmt.Fprintf(stdout, "no failed calls in %s: nothing to re-run\n", *rerun)
-			return exitOK
+		if earlier.Meta != nil && !c.set("suite") {
+			suite = earlier.Meta.Suite // re-run what that run ran
 		}
+		again := harness.Failed(scorer.ScoreAll(earlier.Histories))
+		again = append(again, harness.CheckCompleteness(earlier).Missing...)
+		if len(again) == 0 {
+			return nil, nil
+		}
+		ids = append(ids, again...)
+	}
+	name, cases, err := harness.LoadSuite(suite)
+	if err != nil {
+		return nil, err
 	}
 	if cases, err = harness.Select(cases, ids); err != nil {
-		fmt.Fprintf(stderr, "callproof run: %v\n", err)
-		return exitUsage
+		return nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	env, err := harness.NewEnv(harness.EnvOptions{})
+	return &runPlan{agent: agent, out: out, suite: name, seed: seed, scale: scale, cases: cases}, nil
+}
+
+// planResume reads a run's manifest: the resume runs what it planned, as
+// it planned it; only the agent's address may change.
+func planResume(c *cli, dir, agent string) (*runPlan, error) {
+	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force"} {
+		if c.set(f) {
+			return nil, fmt.Errorf("--resume takes the run's own settings from %s/%s: --%s cannot change them", dir, harness.MetaFile, f)
+		}
+	}
+	meta, err := harness.ReadMeta(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	if len(meta.Planned) == 0 {
+		return nil, fmt.Errorf("--resume: %s has no run manifest (its meta.json lists no planned calls): it cannot be resumed", dir)
+	}
+	if agent == "" {
+		agent = meta.Agent
+	}
+	if err := checkAgent(agent); err != nil {
+		return nil, err
+	}
+	name, cases, err := harness.LoadSuite(meta.Suite)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: suite of %s: %w", dir, err)
+	}
+	if _, err := harness.Select(cases, meta.Planned); err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	return &runPlan{agent: agent, out: dir, suite: name, seed: meta.Seed, scale: meta.TimeScale, cases: cases, resume: true}, nil
+}
+
+// placeCalls starts the backend, writes the results directory and prints
+// the run's table.
+func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
+	cases := p.cases
+	var res *harness.Results
+	var err error
+	if p.resume {
+		var plan *harness.Resume
+		if plan, err = harness.PrepareResume(p.out); err != nil {
+			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
+			return exitBroken
+		}
+		warn(stderr, "run", plan.Warnings)
+		if cases, err = harness.Select(cases, plan.Todo); err != nil {
+			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "callproof run: resuming %s: %d calls kept, %d to place", p.out, plan.Kept, len(cases))
+		if plan.Moved > 0 {
+			fmt.Fprintf(stderr, " (%d earlier attempts moved to %s)", plan.Moved, harness.AttemptsFile)
+		}
+		fmt.Fprintln(stderr)
+		res, err = harness.OpenResults(p.out)
+	} else {
+		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, Suite: p.suite, Seed: p.seed, TimeScale: p.scale, Calls: len(cases), Transport: "native", Planned: harness.Plan(cases)})
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitBroken
 	}
-	defer env.Close()
-	res, err := harness.CreateResults(*out, harness.Meta{Agent: *agentURL, Suite: name, Seed: *seed, TimeScale: *scale, Calls: len(cases), Transport: "native"})
+	ctx, stop := interruptible("run", stderr)
+	defer stop()
+	env, err := harness.NewEnv(harness.EnvOptions{})
 	if err != nil {
+		res.Close()
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
-		return exitUsage
+		return exitBroken
 	}
+	defer env.Close()
 	r := env.Runner()
-	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = *conc, *scale, *seed, name, *agentURL, res
+	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
 	bar := newProgress(stderr)
 	r.Progress = bar.update
-	results, err := r.Run(ctx, *agentURL, cases)
+	_, err = r.Run(ctx, p.agent, cases)
 	bar.done()
 	if cerr := res.Close(); err == nil {
 		err = cerr
@@ -93,16 +203,36 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: writing results: %v\n", err)
 		return exitBroken
 	}
-	scores := make([]scorer.CallScore, len(results))
-	for i, c := range results {
-		scores[i] = c.Score
+	saved, err := harness.LoadRun(p.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof run: reading results back: %v\n", err)
+		return exitBroken
 	}
+	scores := scorer.ScoreAll(saved.Sorted())
 	sum := reports.Summarize(scores)
-	reports.WriteTable(stdout, reports.Title{Suite: name, Agent: *agentURL}, sum)
-	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL)\n", *out, self(), *out)
-	if sum.Outcomes["harness_error"] > 0 {
-		fmt.Fprintf(stderr, "callproof run: %d calls ended in a harness error; the run is broken (re-run them with --rerun-failed %s)\n", sum.Outcomes["harness_error"], *out)
+	if err := reports.WriteTable(stdout, reports.Title{Suite: p.suite, Agent: p.agent}, sum); err != nil {
+		fmt.Fprintf(stderr, "callproof run: %v\n", err)
+		return exitBroken
+	}
+	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL)\n", p.out, self(), p.out)
+	if c := harness.CheckCompleteness(saved); !c.Complete() {
+		warn(stderr, "run", c.Problems())
+		fmt.Fprintf(stderr, "callproof run: the run was cut short; finish it with: %s run --resume %s\n", self(), p.out)
+		return exitIncomplete
+	}
+	if n := countOutcome(scores, trace.OutcomeHarnessError); n > 0 {
+		fmt.Fprintf(stderr, "callproof run: %d calls ended in a harness error; the run is broken (re-run them: %s run --resume %s)\n", n, self(), p.out)
 		return exitBroken
 	}
 	return exitOK
+}
+
+func countOutcome(scores []scorer.CallScore, o trace.Outcome) int {
+	n := 0
+	for _, s := range scores {
+		if s.Outcome == o {
+			n++
+		}
+	}
+	return n
 }

@@ -9,16 +9,19 @@ import (
 )
 
 func cmdSchema(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "usage: callproof schema\n\nPrints the JSON Schema for scenario files.\n")
-		return exitUsage
+	c := newCLI("schema", "usage: callproof schema\n\nPrints the JSON Schema for scenario files.\n", stdout, stderr)
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
 	}
 	b, err := scenarios.Schema()
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof schema: %v\n", err)
 		return exitUsage
 	}
-	stdout.Write(b)
+	if _, err := stdout.Write(b); err != nil {
+		fmt.Fprintf(stderr, "callproof schema: %v\n", err)
+		return exitBroken
+	}
 	return exitOK
 }
 

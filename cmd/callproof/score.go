@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 
@@ -11,31 +10,28 @@ import (
 )
 
 func cmdScore(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("score", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof score RUN.jsonl|DIR|-\n\nScores every call's history and writes one JSON score per line.\n")
-	}
-	pos, ok := positional(fs, args, 1)
+	c := newCLI("score", "usage: callproof score RUN.jsonl|DIR|-\n\nScores every call's history and writes one JSON score per line, in scenario order.\n", stdout, stderr)
+	pos, code, ok := c.positional(args, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	hs, err := loadRun(pos[0])
+	run, err := loadRun(pos[0], "score", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof score: %v\n", err)
 		return exitUsage
 	}
+	warnIncomplete(stderr, "score", run)
 	w := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(w)
-	for _, s := range scorer.ScoreAll(hs) {
+	for _, s := range scorer.ScoreAll(run.Sorted()) {
 		if err := enc.Encode(s); err != nil {
 			fmt.Fprintf(stderr, "callproof score: %v\n", err)
-			return exitUsage
+			return exitBroken
 		}
 	}
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "callproof score: %v\n", err)
-		return exitUsage
+		return exitBroken
 	}
 	return exitOK
 }

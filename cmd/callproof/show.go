@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,28 +9,24 @@ import (
 )
 
 func cmdShow(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof show RUN.jsonl|DIR CALL\n\nPrints one call's timeline, event by event, and why each axis passed or failed.\n")
-	}
-	pos, ok := positional(fs, args, 2)
+	c := newCLI("show", "usage: callproof show RUN.jsonl|DIR|- CALL\n\nPrints one call's timeline, event by event, and why each axis passed or failed.\n", stdout, stderr)
+	pos, code, ok := c.positional(args, 2)
 	if !ok {
-		return exitUsage
+		return code
 	}
-	hs, err := loadRun(pos[0])
+	run, err := loadRun(pos[0], "show", stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof show: %v\n", err)
 		return exitUsage
 	}
-	h, err := findCall(hs, pos[1])
+	h, err := findCall(run.Sorted(), pos[1])
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof show: %v\n", err)
 		return exitUsage
 	}
 	if err := reports.WriteTimeline(stdout, h, scorer.Score(h)); err != nil {
 		fmt.Fprintf(stderr, "callproof show: %v\n", err)
-		return exitUsage
+		return exitBroken
 	}
 	return exitOK
 }

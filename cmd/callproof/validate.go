@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,14 +9,10 @@ import (
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: callproof validate [FILE|DIR ...]\n\nChecks scenario files (YAML or JSON) and lists every problem as file:line: field: message.\nWith no arguments it checks the built-in packs.\n")
-	}
-	pos, err := parse(fs, args)
-	if err != nil {
-		return exitUsage
+	c := newCLI("validate", "usage: callproof validate [FILE|DIR ...]\n\nChecks scenario files (YAML or JSON) and lists every problem as file:line: field: message.\nWith no arguments it checks the built-in packs.\n", stdout, stderr)
+	pos, code, ok := c.parse(args)
+	if !ok {
+		return code
 	}
 	var problems []error
 	count := 0
