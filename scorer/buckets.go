@@ -25,6 +25,9 @@ func (v *view) buckets() []BucketHit {
 		add(BucketWrongRecord, v.bucketWrongRecord())
 	}
 	if len(hits) == 0 {
+		add(BucketNotExecuted, v.falseConfirmation())
+	}
+	if len(hits) == 0 {
 		hits = append(hits, BucketHit{Bucket: BucketUnclassified, Findings: []Finding{{Text: "no root-cause rule fits this failure"}}})
 	}
 	return hits
@@ -64,12 +67,17 @@ func (v *view) bucketStaleArgs() []Finding {
 }
 
 // inflight_not_cancelled: a consequential call in flight when the caller
-// invalidated it, left to commit.
+// invalidated it, left to commit, or never closed at all (no answer, no
+// cancel by the end of the call).
 func (v *view) bucketInflight() []Finding {
 	var out []Finding
 	for _, r := range v.reqs {
 		m := v.invalidatedOpen(r)
 		if m == nil {
+			continue
+		}
+		if r.closed() == 0 && len(r.commits) == 0 {
+			out = append(out, v.find(describe(r.tool, r.args)+" was in flight when the caller changed the request and was never cancelled or answered", r.recv, m.seq))
 			continue
 		}
 		for _, c := range r.commits {
@@ -87,7 +95,10 @@ func (v *view) bucketInflight() []Finding {
 func (v *view) bucketUnverified() []Finding {
 	var out []Finding
 	for _, r := range v.reqs {
-		m := r.moment()
+		// after(), like the other rules on bad answers: a timeout whose
+		// retry reached the backend before the disconnect was noticed is
+		// answered from the retry on, whatever order the events settle in.
+		m := r.after()
 		if r.problem == "" || m == 0 {
 			continue
 		}
@@ -208,7 +219,8 @@ func (v *view) bucketNoIdempotency() []Finding {
 	return nil
 }
 
-// action_not_executed: the agent claimed done and nothing was committed.
+// action_not_executed (seed 000's "claimed but not executed"): the agent
+// claimed done and nothing was committed.
 func (v *view) bucketNotExecuted() []Finding {
 	if len(v.commits()) > 0 {
 		return nil
@@ -219,6 +231,32 @@ func (v *view) bucketNotExecuted() []Finding {
 		}
 	}
 	return nil
+}
+
+// falseConfirmation is action_not_executed's second case, tried only when
+// no other rule explains the call: the confirmation claims a change the
+// backend does not hold, and nothing was in flight that could still have
+// made it.
+func (v *view) falseConfirmation() []Finding {
+	u := v.confirmingUtterance()
+	if u == nil || u.f.claim != claimDone || v.snap == nil || v.final == nil {
+		return nil
+	}
+	for _, r := range v.reqs {
+		if r.consequential() && r.openAt(u.start) {
+			return nil
+		}
+	}
+	missing := !v.final.in.Execute && v.unchanged
+	for _, k := range v.targets() {
+		if g := record(v.snap.Records, k[0], k[1]); g == nil || !fieldsHeld(record(v.want, k[0], k[1]), g) {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
+	return []Finding{v.find("agent's confirmation claims a change the backend does not hold, with nothing in flight", u.start, v.snapSeq)}
 }
 
 // gave_up_on_transient_error: the caller still wanted the action, nothing

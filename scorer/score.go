@@ -25,6 +25,11 @@ func Score(h *trace.History) CallScore {
 	case end == nil:
 		cs.Outcome, cs.Reason = trace.OutcomeHarnessError, "history has no call.end"
 	}
+	if cs.Outcome != trace.OutcomeHarnessError && cs.Outcome != trace.OutcomeExcluded {
+		if why := inconsistency(h, start); why != "" {
+			cs.Outcome, cs.Reason = trace.OutcomeHarnessError, "inconsistent history: "+why
+		}
+	}
 	if cs.Outcome == trace.OutcomeHarnessError || cs.Outcome == trace.OutcomeExcluded {
 		cs.Axes = unknownAxes("not scored: " + string(cs.Outcome))
 		return cs
