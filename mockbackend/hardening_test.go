@@ -168,3 +168,26 @@ func TestClientLeavingMidBodyIsCancelled(t *testing.T) {
 	waitInFlight(t, f.call, 0)
 	require.Equal(t, []trace.Kind{trace.KindToolReceived, trace.KindToolCancelled}, kinds(f.rec, "r1"))
 }
+
+func TestCloseGivesUpAfterCloseWait(t *testing.T) {
+	f := newFixture(t, nil)
+	// A request that cannot finish (as if its answer could not be written).
+	f.call.wg.Add(1)
+	defer f.call.wg.Done()
+	untrack := f.call.track("r9", "update_order")
+	defer untrack()
+
+	start := time.Now()
+	f.call.Close()
+	took := time.Since(start)
+	require.GreaterOrEqual(t, took, CloseWait)
+	require.Less(t, took, CloseWait+2*time.Second)
+	ns := notes(f.rec)
+	require.Len(t, ns, 1)
+	require.Contains(t, ns[0], "1 request(s) still in flight")
+	require.Contains(t, ns[0], "r9 update_order")
+
+	start = time.Now()
+	f.call.Close()
+	require.Less(t, time.Since(start), 100*time.Millisecond, "a second Close returns at once")
+}
