@@ -81,6 +81,8 @@ func TestNullsNeverPanic(t *testing.T) {
 		{"null key", "t.yaml", validCase + "null: 1\n", []string{"want a string key, got null"}},
 		{"json nulls everywhere", "t.json", `{"id":null,"category":null,"setup":null,"expected":null,"tools":[null],"records":[null],"faults":[null],"steps":[null],"timeouts":null}`,
 			[]string{"id: required, got null"}},
+		{"json number out of range", "t.json", `{"faults":[{"kind":"timeout","probability":1e400}]}`,
+			[]string{`t.json:1: faults[0].probability: want number, got string "1e400"`}},
 		{"wrong kinds", "t.yaml", "id: [1]\ncategory: {a: b}\nsetup: [1]\nexpected: 3\ntools: x\nsteps: {a: 1}\ntimeouts: []\nseed: x\n",
 			[]string{"id: want string, got sequence", "category: want string, got mapping", "setup: want mapping, got sequence"}},
 	}

@@ -74,8 +74,11 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 func parse(name string, data []byte) (*yaml.Node, error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".json":
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
+		// json.Valid checks syntax only, so a number out of float64's
+		// range is left to the decoder to report at its line.
+		if !json.Valid(data) {
+			var v any
+			err := json.Unmarshal(data, &v) // for the offset of the mistake
 			line := 0
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
