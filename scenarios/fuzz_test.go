@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/trace"
+	"go.yaml.in/yaml/v3"
 )
 
 // seedFiles returns the built-in pack files and this package's testdata
@@ -146,6 +148,18 @@ func FuzzLoadYAML(f *testing.F) {
 func FuzzLoadJSON(f *testing.F) {
 	for _, data := range seedFiles(f, ".json") {
 		f.Add(data)
+	}
+	// The packs, rewritten as JSON.
+	for _, data := range seedFiles(f, ".yaml", ".yml") {
+		var v any
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			f.Fatal(err)
+		}
+		js, err := json.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(js)
 	}
 	f.Add([]byte(`{"setup":{"a":null}}`))
 	f.Add([]byte(`{"id":null,"steps":[null,{"do":"say","on":null}],"tools":[{}],"records":[{"fields":{"a":null}}]}`))
