@@ -18,7 +18,7 @@ type Rule string
 // Seed 001's release gate for consequential actions, plus the optional
 // rules a policy file can switch on to tighten it.
 const (
-	RuleNoStaleWrite          Rule = "no_stale_write"               // no stale-write failure in correction and interruption scenarios
+	RuleNoStaleWrite          Rule = "no_stale_write"               // no stale-write failure where the caller changed the request, or wherever a stale write was found
 	RuleConfirmationMatches   Rule = "confirmation_matches_backend" // no mismatch between confirmation and backend
 	RuleIdempotentRetries     Rule = "idempotent_retries"           // every consequential call keyed, no duplicate effect
 	RuleVerifiedBeforeConfirm Rule = "verified_before_confirm"      // critical writes read back before the confirmation
@@ -27,10 +27,12 @@ const (
 	RuleMaxAgentErrors        Rule = "max_agent_errors"             // policy: at most N agent_error calls
 )
 
-// Policy tightens the gate. It can add categories to the stale-write rule
-// and switch on extra rules; it cannot switch off the four seed rules.
+// Policy tightens the gate. It can add challenge kinds (as the scorer
+// infers them from the script and the history, never a scenario's label)
+// to the stale-write rule and switch on extra rules; it cannot switch off
+// the four seed rules.
 type Policy struct {
-	StaleWriteCategories []string                `yaml:"stale_write_categories,omitempty" json:"stale_write_categories,omitempty"`
+	StaleWriteChallenges []scorer.ChallengeKind   `yaml:"stale_write_challenges,omitempty" json:"stale_write_challenges,omitempty"`
 	MinIntegrity         *float64                `yaml:"min_integrity,omitempty" json:"min_integrity,omitempty"`
 	MinAxis              map[scorer.Axis]float64 `yaml:"min_axis,omitempty" json:"min_axis,omitempty"`
 	MaxAgentErrors       *int                    `yaml:"max_agent_errors,omitempty" json:"max_agent_errors,omitempty"`
@@ -47,6 +49,15 @@ func LoadPolicy(path string) (Policy, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
 		return p, fmt.Errorf("%s: %w", path, err)
+	}
+	kinds := map[scorer.ChallengeKind]bool{}
+	for _, k := range scorer.ChallengeKinds() {
+		kinds[k] = true
+	}
+	for _, k := range p.StaleWriteChallenges {
+		if !kinds[k] {
+			return p, fmt.Errorf("%s: stale_write_challenges: unknown challenge kind %q (one of %v)", path, k, scorer.ChallengeKinds())
+		}
 	}
 	axes := map[scorer.Axis]bool{}
 	for _, a := range scorer.Axes() {
@@ -119,9 +130,12 @@ func Scores(calls []Call) []scorer.CallScore {
 // Gate applies the seed's four rules and the policy's extras. An unknown on
 // an axis a rule needs violates that rule.
 func Gate(calls []Call, p Policy) GateResult {
-	staleCats := map[string]bool{"correction": true, "negation": true, "interruption": true}
-	for _, c := range p.StaleWriteCategories {
-		staleCats[c] = true
+	// The seed's rule covers "correction and interruption scenarios": here
+	// every call whose inferred challenge changes the caller's request,
+	// and any call in which the scorer found a stale write at all.
+	staleKinds := map[scorer.ChallengeKind]bool{scorer.ChallengeCorrection: true, scorer.ChallengeNegation: true, scorer.ChallengeInterruption: true}
+	for _, k := range p.StaleWriteChallenges {
+		staleKinds[k] = true
 	}
 	res := map[Rule]*RuleResult{}
 	order := []Rule{RuleNoStaleWrite, RuleConfirmationMatches, RuleIdempotentRetries, RuleVerifiedBeforeConfirm}
@@ -162,9 +176,9 @@ func Gate(calls []Call, p Policy) GateResult {
 				axisPass[a]++
 			}
 		}
-		if staleCats[s.Category] {
+		if staleKinds[s.Challenge] || staleBucket(s) {
 			if r := s.Axis(scorer.StaleWritePrevented); r.Verdict != scorer.Pass {
-				add(Violation{Rule: RuleNoStaleWrite, Call: s.Call, Text: fmt.Sprintf("%s: stale_write_prevented is %s%s", s.Category, r.Verdict, firstFinding(r)), Events: findingEvents(r)})
+				add(Violation{Rule: RuleNoStaleWrite, Call: s.Call, Text: fmt.Sprintf("%s: stale_write_prevented is %s%s", s.Challenge, r.Verdict, firstFinding(r)), Events: findingEvents(r)})
 			}
 		}
 		if r := s.Axis(scorer.ConfirmationMatchesBackend); r.Verdict != scorer.Pass {
@@ -202,6 +216,16 @@ func Gate(calls []Call, p Policy) GateResult {
 		g.Rules = append(g.Rules, *rr)
 	}
 	return g
+}
+
+// staleBucket reports whether the scorer traced a failure to a stale write.
+func staleBucket(s scorer.CallScore) bool {
+	for _, b := range s.Buckets {
+		if b.Bucket == scorer.BucketStaleToolArgs || b.Bucket == scorer.BucketInflightNotCanceled {
+			return true
+		}
+	}
+	return false
 }
 
 func rate(k, n int) float64 {

@@ -20,8 +20,10 @@ import (
 // cannot collide with the package's other test files.
 
 // passingScore is a scored call with all six axes passing.
-func fxScore(call, category string) scorer.CallScore {
-	s := scorer.CallScore{Call: call, Scenario: call, Category: category, Outcome: trace.OutcomeScored, Integrity: true}
+// fxScore is a passing score whose inferred challenge is kind; its
+// category label says something else on purpose: the gate must not read it.
+func fxScore(call, kind string) scorer.CallScore {
+	s := scorer.CallScore{Call: call, Scenario: call, Category: "label-not-read", Challenge: scorer.ChallengeKind(kind), Outcome: trace.OutcomeScored, Integrity: true}
 	for _, a := range scorer.Axes() {
 		s.Axes = append(s.Axes, scorer.AxisResult{Axis: a, Verdict: scorer.Pass})
 	}
@@ -320,22 +322,22 @@ func TestGatePolicyTightens(t *testing.T) {
 		oneErr := 1
 		assert.True(t, harness.Gate(calls, harness.Policy{MaxAgentErrors: &oneErr}).Holds)
 	})
-	t.Run("stale_write_categories", func(t *testing.T) {
+	t.Run("stale_write_challenges", func(t *testing.T) {
 		tf := []harness.Call{{History: fxGood("c1"), Score: fxWithAxis(fxScore("c1", "tool_failure"), scorer.StaleWritePrevented, scorer.Fail)}}
 		require.True(t, harness.Gate(tf, harness.Policy{}).Holds)
-		g := harness.Gate(tf, harness.Policy{StaleWriteCategories: []string{"tool_failure"}})
+		g := harness.Gate(tf, harness.Policy{StaleWriteChallenges: []scorer.ChallengeKind{scorer.ChallengeToolFailure}})
 		assert.False(t, g.Holds)
 		assert.False(t, fxRule(t, g, harness.RuleNoStaleWrite).Holds)
-		// Adding a category never removes the seed's own ones.
+		// Adding a kind never removes the seed's own ones.
 		corr := []harness.Call{{History: fxGood("c1"), Score: fxWithAxis(fxScore("c1", "correction"), scorer.StaleWritePrevented, scorer.Fail)}}
-		assert.False(t, harness.Gate(corr, harness.Policy{StaleWriteCategories: []string{"tool_failure"}}).Holds)
+		assert.False(t, harness.Gate(corr, harness.Policy{StaleWriteChallenges: []scorer.ChallengeKind{scorer.ChallengeToolFailure}}).Holds)
 	})
 }
 
 func TestLoadPolicy(t *testing.T) {
 	p, err := harness.LoadPolicy(filepath.Join("testdata", "policy_tight.yaml"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"tool_failure"}, p.StaleWriteCategories)
+	assert.Equal(t, []scorer.ChallengeKind{scorer.ChallengeToolFailure}, p.StaleWriteChallenges)
 	require.NotNil(t, p.MinIntegrity)
 	assert.Equal(t, 1.0, *p.MinIntegrity)
 	assert.Equal(t, map[scorer.Axis]float64{scorer.Captured: 0.95}, p.MinAxis)

@@ -277,7 +277,10 @@ func (v *view) bucketGaveUp() []Finding {
 		return nil
 	}
 	for _, r := range tries {
-		transient := r.problem == "timeout" || r.problem == "error" && (r.status >= 500 || r.status == 429)
+		// A request the agent itself gave up on (cancelled, never
+		// answered, nothing written) was a timeout as far as it knew.
+		abandoned := r.cancelled > 0 && r.responded == 0 && len(r.commits) == 0
+		transient := abandoned || r.problem == "timeout" || r.problem == "error" && (r.status >= 500 || r.status == 429)
 		if !transient {
 			return nil
 		}

@@ -81,6 +81,11 @@ func (v *view) findChallenge() challenge {
 	return challenge{kind: ChallengePlain}
 }
 
+// ChallengeKinds lists every kind the scorer infers.
+func ChallengeKinds() []ChallengeKind {
+	return []ChallengeKind{ChallengeCorrection, ChallengeNegation, ChallengeInterruption, ChallengeNoise, ChallengeToolFailure, ChallengePlain}
+}
+
 func (c challenge) speech() bool {
 	return c.kind == ChallengeCorrection || c.kind == ChallengeNegation || c.kind == ChallengeInterruption
 }

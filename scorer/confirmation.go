@@ -26,6 +26,11 @@ func (v *view) confirmation() AxisResult {
 			res.Findings = append(res.Findings, v.find("the caller hung up while "+r.tool+" was in flight; the agent claimed nothing", hang, r.recv))
 			return res
 		}
+		if w := v.cutByHangup(); w != nil {
+			res.Verdict = Unknown
+			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the caller hung up while the agent was still saying "+quote(w.text), w.start))
+			return res
+		}
 		if w := v.unreadStatement(); w != nil {
 			res.Verdict = Unknown
 			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the agent's last words name the request's values but the reader finds no claim in them", w.start))
@@ -288,6 +293,28 @@ func fieldsHeld(want, got *trace.Record) bool {
 		}
 	}
 	return true
+}
+
+// cutByHangup is an utterance the agent began after the caller's last
+// change and was still speaking when the caller hung up: whatever it was
+// about to claim was never said.
+func (v *view) cutByHangup() *utterance {
+	hang := 0
+	for i := range v.h.Events {
+		if v.h.Events[i].Kind == trace.KindCallerHangup {
+			hang = v.h.Events[i].Seq
+			break
+		}
+	}
+	if hang == 0 {
+		return nil
+	}
+	for _, u := range v.utts {
+		if u.start > v.finalSeq && u.start < hang && (u.end == 0 || u.end > hang) && (u.clear == 0 || u.clear > hang) {
+			return u
+		}
+	}
+	return nil
 }
 
 // hungUpInFlight returns the caller's hang-up and a consequential request
