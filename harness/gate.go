@@ -32,7 +32,7 @@ const (
 // to the stale-write rule and switch on extra rules; it cannot switch off
 // the four seed rules.
 type Policy struct {
-	StaleWriteChallenges []scorer.ChallengeKind   `yaml:"stale_write_challenges,omitempty" json:"stale_write_challenges,omitempty"`
+	StaleWriteChallenges []scorer.ChallengeKind  `yaml:"stale_write_challenges,omitempty" json:"stale_write_challenges,omitempty"`
 	MinIntegrity         *float64                `yaml:"min_integrity,omitempty" json:"min_integrity,omitempty"`
 	MinAxis              map[scorer.Axis]float64 `yaml:"min_axis,omitempty" json:"min_axis,omitempty"`
 	MaxAgentErrors       *int                    `yaml:"max_agent_errors,omitempty" json:"max_agent_errors,omitempty"`
