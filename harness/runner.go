@@ -119,12 +119,13 @@ func Plan(cases []*scenarios.Compiled) []string {
 // CheckAgentURL says whether u can be dialled as an agent: a ws or wss URL
 // with a host.
 func CheckAgentURL(u string) error {
+	const want = "want a ws:// or wss:// URL"
 	p, err := url.Parse(u)
 	if err != nil {
-		return fmt.Errorf("agent URL %q: %w", u, err)
+		return fmt.Errorf("agent URL %q: %s (%w)", u, want, err)
 	}
 	if p.Scheme != "ws" && p.Scheme != "wss" {
-		return fmt.Errorf("agent URL %q: want a ws:// or wss:// URL", u)
+		return fmt.Errorf("agent URL %q: %s", u, want)
 	}
 	if p.Host == "" || p.Hostname() == "" {
 		return fmt.Errorf("agent URL %q: no host", u)

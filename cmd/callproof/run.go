@@ -164,7 +164,9 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 			return exitBroken
 		}
 		warn(stderr, "run", plan.Warnings)
-		if cases, err = harness.Select(cases, plan.Todo); err != nil {
+		if len(plan.Todo) == 0 {
+			cases = nil // Select takes no ids as all
+		} else if cases, err = harness.Select(cases, plan.Todo); err != nil {
 			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
 			return exitUsage
 		}
