@@ -26,6 +26,9 @@ type fakeAgent struct {
 	ws  *websocket.Conn
 	got []native.Message
 	rec *trace.Recorder
+	// ended is closed once the caller's Run has returned: an agent that
+	// plays dead waits for it.
+	ended chan struct{}
 }
 
 // next reads one caller frame; ok is false once the caller is gone.
@@ -101,6 +104,7 @@ func runCall(t *testing.T, s setup) outcome {
 	t.Helper()
 	rec := trace.NewRecorder("c1", trace.SystemClock{})
 	got := make(chan []native.Message, 1)
+	ended := make(chan struct{})
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := up.Upgrade(w, r, nil)
@@ -109,7 +113,7 @@ func runCall(t *testing.T, s setup) outcome {
 			return
 		}
 		defer ws.Close()
-		a := &fakeAgent{t: t, ws: ws, rec: rec}
+		a := &fakeAgent{t: t, ws: ws, rec: rec, ended: ended}
 		s.agent(a)
 		got <- a.got
 	}))
@@ -129,6 +133,7 @@ func runCall(t *testing.T, s setup) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := callsim.New(s.opts).Run(ctx, c)
+	close(ended)
 	var frames []native.Message
 	select {
 	case frames = <-got:

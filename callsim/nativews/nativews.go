@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -196,6 +197,12 @@ func (c *Conn) timedOut() error {
 	return fmt.Errorf("%w: no frame and no answer to pings for %s", callsim.ErrUnresponsive, c.idle)
 }
 
+// isTimeout: gorilla hands read deadlines back as its own net.Error.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
 // writeDeadline is the deadline for one write: the write timeout, cut
 // short by the sender's and the call's deadlines.
 func (c *Conn) writeDeadline(sender time.Time) time.Time {
@@ -303,7 +310,7 @@ func (c *Conn) reader() {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
-			case errors.Is(err, os.ErrDeadlineExceeded):
+			case isTimeout(err):
 				err = c.timedOut()
 			}
 			c.readErr = err

@@ -116,3 +116,102 @@ func TestCloseUnblocksRecv(t *testing.T) {
 		t.Fatal("Recv still blocked after Close")
 	}
 }
+
+// dialWith is serve with a Transport of the test's choosing.
+func dialWith(t *testing.T, tr *nativews.Transport, agent func(ws *websocket.Conn)) *nativews.Conn {
+	t.Helper()
+	up := websocket.Upgrader{}
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		agent(ws)
+		<-release
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	c, err := tr.Dial(ctx(t), "ws"+strings.TrimPrefix(srv.URL, "http"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c.(*nativews.Conn)
+}
+
+// hung accepts the WebSocket and then neither reads nor writes.
+func hung(*websocket.Conn) {}
+
+func TestIdleTimeoutEndsAHungAgent(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{}, hung)
+	c.SetIdleTimeout(200 * time.Millisecond)
+	start := time.Now()
+	_, err := c.Recv(ctx(t))
+	assert.ErrorIs(t, err, callsim.ErrUnresponsive)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestPingsKeepALiveAgentAlive(t *testing.T) {
+	// The agent reads (so gorilla answers every ping) and never writes.
+	c := dialWith(t, &nativews.Transport{}, func(ws *websocket.Conn) {
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	c.SetIdleTimeout(150 * time.Millisecond)
+	rctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	_, err := c.Recv(rctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "alive for 5 idle timeouts")
+}
+
+func TestCallDeadlineBoundsReads(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{}, func(ws *websocket.Conn) {
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	c.SetIdleTimeout(time.Minute)
+	c.SetCallDeadline(time.Now().Add(200 * time.Millisecond))
+	_, err := c.Recv(ctx(t))
+	require.ErrorIs(t, err, callsim.ErrUnresponsive)
+	assert.Contains(t, err.Error(), "call deadline")
+}
+
+// An agent that never reads fills the socket: each write gives up at the
+// write timeout, and Close returns promptly.
+func TestWritesToAnAgentThatNeverReadsAreBounded(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{WriteTimeout: 200 * time.Millisecond}, hung)
+	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
+	var err error
+	for i := 0; i < 200 && err == nil; i++ {
+		start := time.Now()
+		err = c.Send(context.Background(), big)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	}
+	require.Error(t, err, "the socket buffers filled")
+	start := time.Now()
+	assert.NotPanics(t, func() { _ = c.Close() })
+	assert.Less(t, time.Since(start), nativews.CloseGrace+time.Second)
+}
+
+// A write is cut short by the sender's context deadline too.
+func TestSendHonoursTheContextDeadline(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{WriteTimeout: time.Minute}, hung)
+	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
+	sctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	var err error
+	for err == nil {
+		err = c.Send(sctx, big)
+	}
+	assert.Less(t, time.Since(start), 2*time.Second)
+	start = time.Now()
+	_ = c.Close()
+	assert.Less(t, time.Since(start), nativews.CloseGrace+time.Second)
+}
