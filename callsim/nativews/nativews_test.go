@@ -21,6 +21,11 @@ import (
 // serve runs agent on the server side of a loopback WebSocket and returns
 // a connection dialled to it.
 func serve(t *testing.T, agent func(ws *websocket.Conn)) callsim.Conn {
+	return dialWith(t, &nativews.Transport{}, agent)
+}
+
+// dialWith is serve with a Transport of the test's choosing.
+func dialWith(t *testing.T, tr *nativews.Transport, agent func(ws *websocket.Conn)) *nativews.Conn {
 	t.Helper()
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,12 +37,10 @@ func serve(t *testing.T, agent func(ws *websocket.Conn)) callsim.Conn {
 		agent(ws)
 	}))
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := (&nativews.Transport{}).Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := tr.Dial(ctx(t), "ws"+strings.TrimPrefix(srv.URL, "http"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return c.(*nativews.Conn)
 }
 
 func ctx(t *testing.T) context.Context {
@@ -117,33 +120,16 @@ func TestCloseUnblocksRecv(t *testing.T) {
 	}
 }
 
-// dialWith is serve with a Transport of the test's choosing.
-func dialWith(t *testing.T, tr *nativews.Transport, agent func(ws *websocket.Conn)) *nativews.Conn {
-	t.Helper()
-	up := websocket.Upgrader{}
+// hung returns an agent that accepts the WebSocket and then neither reads
+// nor writes until the test ends.
+func hung(t *testing.T) func(*websocket.Conn) {
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
-		agent(ws)
-		<-release
-	}))
-	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	c, err := tr.Dial(ctx(t), "ws"+strings.TrimPrefix(srv.URL, "http"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c.(*nativews.Conn)
+	return func(*websocket.Conn) { <-release }
 }
 
-// hung accepts the WebSocket and then neither reads nor writes.
-func hung(*websocket.Conn) {}
-
 func TestIdleTimeoutEndsAHungAgent(t *testing.T) {
-	c := dialWith(t, &nativews.Transport{}, hung)
+	c := dialWith(t, &nativews.Transport{}, hung(t))
 	c.SetIdleTimeout(200 * time.Millisecond)
 	start := time.Now()
 	_, err := c.Recv(ctx(t))
@@ -185,7 +171,7 @@ func TestCallDeadlineBoundsReads(t *testing.T) {
 // An agent that never reads fills the socket: each write gives up at the
 // write timeout, and Close returns promptly.
 func TestWritesToAnAgentThatNeverReadsAreBounded(t *testing.T) {
-	c := dialWith(t, &nativews.Transport{WriteTimeout: 200 * time.Millisecond}, hung)
+	c := dialWith(t, &nativews.Transport{WriteTimeout: 200 * time.Millisecond}, hung(t))
 	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
 	var err error
 	for i := 0; i < 200 && err == nil; i++ {
@@ -201,7 +187,7 @@ func TestWritesToAnAgentThatNeverReadsAreBounded(t *testing.T) {
 
 // A write is cut short by the sender's context deadline too.
 func TestSendHonoursTheContextDeadline(t *testing.T) {
-	c := dialWith(t, &nativews.Transport{WriteTimeout: time.Minute}, hung)
+	c := dialWith(t, &nativews.Transport{WriteTimeout: time.Minute}, hung(t))
 	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
 	sctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
