@@ -138,12 +138,10 @@ func (b *budget) walk(n *yaml.Node, alias, depth int) bool {
 		if n.Kind == yaml.SequenceNode {
 			b.path = append(b.path, fmt.Sprintf("[%d]", i))
 		} else if i%2 == 1 {
-			k := resolveKey(n.Content[i-1])
-			b.path = append(b.path, k)
+			b.path = append(b.path, keyText(n.Content[i-1]))
 		} else {
 			// A key: count it, and check its length.
-			k := resolveKey(c)
-			if len(k) > MaxKeyLen {
+			if k := keyText(c); len(k) > MaxKeyLen {
 				kl := alias
 				if kl == 0 {
 					kl = c.Line
@@ -165,13 +163,10 @@ func (b *budget) walk(n *yaml.Node, alias, depth int) bool {
 	return true
 }
 
-// resolveKey is a key's text for a field path ("" for a non-scalar key,
-// which the decoder reports).
-func resolveKey(k *yaml.Node) string {
-	for i := 0; k.Kind == yaml.AliasNode && k.Alias != nil && i < MaxDepth; i++ {
-		k = k.Alias
-	}
-	if k.Kind != yaml.ScalarNode {
+// keyText is a key's text for a field path ("" for a key that is no
+// scalar, which the decoder reports).
+func keyText(k *yaml.Node) string {
+	if k = resolve(k); k.Kind != yaml.ScalarNode {
 		return ""
 	}
 	return k.Value
