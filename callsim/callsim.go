@@ -231,16 +231,31 @@ const (
 	// follows a scaled step timeout: a live agent answers a ping in
 	// milliseconds, so only a stopped or deaf one comes near it.
 	DefaultMinIdleTimeout = 2 * time.Second
-	DefaultAckWait        = 300 * time.Millisecond
-	DefaultDialTimeout    = 5 * time.Second
-	DefaultStopTimeout    = time.Second
+	// DefaultAckWait is how long (real time) the caller waits for ack
+	// after start when it offers a time scale other than 1.
+	DefaultAckWait = 300 * time.Millisecond
+	// DefaultDialTimeout bounds the connection and the WebSocket
+	// handshake (real time).
+	DefaultDialTimeout = 5 * time.Second
+	// DefaultStopTimeout bounds the write of the final stop frame (real
+	// time).
+	DefaultStopTimeout = time.Second
 	// DefaultCloseTimeout bounds the wait for the connection's Close and
 	// its reader's exit when a call ends (real time).
 	DefaultCloseTimeout = 2 * time.Second
-	DefaultStepTimeout  = 10 * time.Second
-	DefaultCallTimeout  = 2 * time.Minute
-	DefaultQuiet        = time.Second
-	DefaultNoise        = 500 * time.Millisecond
+	// DefaultStepTimeout (script time) is a script's step timeout when it
+	// sets none: how long a trigger waits, and how long the agent has to
+	// speak after the caller's first final (no response).
+	DefaultStepTimeout = 10 * time.Second
+	// DefaultCallTimeout (script time) bounds a call whose script sets no
+	// call timeout.
+	DefaultCallTimeout = 2 * time.Minute
+	// DefaultQuiet (script time) is how long wait_quiet wants the agent
+	// quiet when the script sets no quiet period.
+	DefaultQuiet = time.Second
+	// DefaultNoise (script time) is the length of a noise step without a
+	// duration.
+	DefaultNoise = 500 * time.Millisecond
 	// Speech without a Duration lasts WordDuration per word, at least
 	// MinSpeech.
 	WordDuration = 300 * time.Millisecond

@@ -212,7 +212,7 @@ func (r *run) bound(pre time.Duration) {
 	}
 	sc := r.c.Script
 	call := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
-	d.SetCallDeadline(time.Now().Add(pre + call + r.s.opts.StopTimeout + callDeadlineSlack))
+	d.SetCallDeadline(time.Now().Add(pre + call + r.s.opts.StopTimeout + CallDeadlineSlack))
 	idle := r.lim.IdleTimeout
 	if idle <= 0 {
 		idle = max(r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout)), DefaultMinIdleTimeout)
@@ -220,9 +220,10 @@ func (r *run) bound(pre time.Duration) {
 	d.SetIdleTimeout(idle)
 }
 
-// callDeadlineSlack keeps the connection's own deadline behind the call
-// timeout, so the runner, not a failed read, reports a call that ran out.
-const callDeadlineSlack = time.Second
+// CallDeadlineSlack (real time) keeps the connection's own deadline (see
+// Deadliner) this far behind the call timeout and the stop frame, so the
+// runner, not a failed read, reports a call that ran out.
+const CallDeadlineSlack = time.Second
 
 // play runs the call from start frame to script end and says why it ended.
 func (r *run) play() *ending {
