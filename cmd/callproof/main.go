@@ -24,17 +24,18 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"validate": {"check scenario files (no files: the built-in packs)", cmdValidate},
-		"run":      {"run a suite against an agent and write a results directory", cmdRun},
-		"score":    {"score recorded histories (run.jsonl in, scores out)", cmdScore},
-		"report":   {"print the suite table from scores (or --json)", cmdReport},
-		"show":     {"one call's timeline and why each axis passed or failed", cmdShow},
-		"gate":     {"apply the release gate to a results directory", cmdGate},
-		"demo":     {"run the core suite against both reference agents", cmdDemo},
-		"agent":    {"serve a reference agent (naive | careful)", cmdAgent},
-		"check":    {"conformance check of an agent's protocol handling", cmdCheck},
-		"schema":   {"print the JSON Schema for scenario files", cmdSchema},
-		"merge":    {"combine results directories into one (the later attempt of a call wins)", cmdMerge},
+		"validate":  {"check scenario files (no files: the built-in packs)", cmdValidate},
+		"run":       {"run a suite against an agent and write a results directory", cmdRun},
+		"score":     {"score recorded histories (run.jsonl in, scores out)", cmdScore},
+		"report":    {"print the suite table from scores (or --json)", cmdReport},
+		"show":      {"one call's timeline and why each axis passed or failed", cmdShow},
+		"gate":      {"apply the release gate to a results directory", cmdGate},
+		"demo":      {"run the core suite against both reference agents", cmdDemo},
+		"agent":     {"serve a reference agent (naive | careful)", cmdAgent},
+		"check":     {"conformance check of an agent's protocol handling", cmdCheck},
+		"schema":    {"print the JSON Schema for scenario files", cmdSchema},
+		"merge":     {"combine results directories into one (the later attempt of a call wins)", cmdMerge},
+		"calibrate": {"compare scores with hand labels: agreement, kappa, false passes", cmdCalibrate},
 	}
 }
 
