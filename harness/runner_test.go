@@ -298,3 +298,37 @@ func TestRunnerCancelledRunIsNotTheAgentsFault(t *testing.T) {
 	}
 	assert.True(t, fxGate(out).Broken)
 }
+
+// Cancelled mid-run (Ctrl-C), a run stops within seconds: calls under way
+// and calls not yet placed are recorded as cancelled harness errors, and
+// the completion marker lists them, so the run reads as cut short.
+func TestRunnerCancelMidRunStopsPromptly(t *testing.T) {
+	env := fxEnv(t)
+	url := fxCareful(t)
+	cases := fxCases(t, "corr-01", "corr-02", "int-05", "tf-06")
+	dir := t.TempDir()
+	res, err := harness.CreateResults(dir, harness.Meta{Suite: "core", Planned: harness.Plan(cases)})
+	require.NoError(t, err)
+	r := fxRunner(env)
+	r.TimeScale, r.Concurrency, r.Results = 1, 1, res // real time: each call takes seconds
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	out, err := r.Run(ctx, url, cases)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second, "a cancelled run stops within seconds")
+	require.NoError(t, res.Close())
+	require.Len(t, out, len(cases))
+	for _, c := range out {
+		end := c.History.End()
+		assert.Equal(t, trace.OutcomeHarnessError, end.Outcome, c.History.Call)
+		assert.Equal(t, harness.ReasonCancelled, end.Reason, c.History.Call)
+	}
+	run, err := harness.LoadRun(dir)
+	require.NoError(t, err)
+	require.NotNil(t, run.Done)
+	assert.Equal(t, []string{"corr-01", "corr-02", "int-05", "tf-06"}, run.Done.Cancelled)
+	c := harness.CheckCompleteness(run)
+	assert.True(t, c.CutShort)
+	assert.NotNil(t, harness.GateRun(run, harness.Policy{}).Incomplete)
+}
