@@ -21,6 +21,7 @@ func (v *view) buckets() []BucketHit {
 	add(BucketMissingIdempotency, v.bucketNoIdempotency())
 	add(BucketNotExecuted, v.bucketNotExecuted())
 	add(BucketGaveUp, v.bucketGaveUp())
+	add(BucketUncompensated, v.bucketUncompensated())
 	if len(hits) == 0 {
 		add(BucketWrongRecord, v.bucketWrongRecord())
 	}
@@ -300,6 +301,44 @@ func (v *view) bucketWrongRecord() []Finding {
 	for _, c := range v.commits() {
 		if !c.r.compensation() && !contains(t, [2]string{c.table, c.key}) {
 			out = append(out, v.find(c.r.tool+" committed to "+c.table+"/"+c.key+", a record the caller never meant", c.seq))
+		}
+	}
+	return out
+}
+
+// uncompensated_write: a commit that matched the intent in force when it
+// landed (so not stale), that the caller's final intent no longer wants,
+// and whose values the backend still holds where the intended state
+// differs: nobody put it back.
+func (v *view) bucketUncompensated() []Finding {
+	if v.snap == nil || v.final == nil {
+		return nil
+	}
+	var out []Finding
+	for _, c := range v.commits() {
+		if c.r.compensation() || matches(c.r.tool, c.r.args, v.final) {
+			continue
+		}
+		if m := v.markBefore(c.seq); m == nil || !matches(c.r.tool, c.r.args, m) {
+			continue // stale when it landed: the buckets above judge it
+		}
+		if m := v.markSpoken(c.r.recv); m == nil || !matches(c.r.tool, c.r.args, m) {
+			continue // sent while the caller was already changing it: stale too
+		}
+		got, want := record(v.snap.Records, c.table, c.key), record(v.want, c.table, c.key)
+		if got == nil {
+			continue
+		}
+		for k, a := range c.r.args {
+			if k == c.r.spec.KeyArg {
+				continue
+			}
+			held := normValue(v.argType(c.r.tool, k), got.Fields[k]) == a
+			wanted := want != nil && normValue(v.argType(c.r.tool, k), want.Fields[k]) == a
+			if held && !wanted {
+				out = append(out, v.find(describe(c.r.tool, c.r.args)+" committed before the caller changed the request and was never put back", c.seq, v.finalSeq, v.snapSeq))
+				break
+			}
 		}
 	}
 	return out

@@ -48,6 +48,7 @@ const (
 	BucketMissingIdempotency  Bucket = "missing_idempotency_key"    // a consequential effect repeated for want of a key
 	BucketNotExecuted         Bucket = "action_not_executed"        // done claimed, nothing committed
 	BucketGaveUp              Bucket = "gave_up_on_transient_error" // transient backend errors, too few retries, nothing written
+	BucketUncompensated       Bucket = "uncompensated_write"        // a write the caller later withdrew or replaced, never put back
 	BucketWrongRecord         Bucket = "wrong_record"               // a record the caller never meant was written
 	BucketUnclassified        Bucket = "unclassified"               // failed, and no rule explains it
 )
@@ -55,7 +56,7 @@ const (
 // Buckets lists every bucket in precedence order.
 func Buckets() []Bucket {
 	return []Bucket{BucketStaleToolArgs, BucketInflightNotCanceled, BucketUnverifiedResult, BucketNoiseBargeIn,
-		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketGaveUp, BucketWrongRecord, BucketUnclassified}
+		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketGaveUp, BucketUncompensated, BucketWrongRecord, BucketUnclassified}
 }
 
 // Finding is one reason behind a verdict or bucket, with the events that prove it.
