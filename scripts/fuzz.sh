@@ -10,6 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-30s}"
+# How long to shrink each new input: Go's default (60s) can eat a short run
+# whole on large seeds such as recorded histories.
+FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-5s}"
 # Workers per target (go test -parallel); unset, Go uses every core.
 FUZZPARALLEL="${FUZZPARALLEL:-}"
 root="${1:-.}"
@@ -28,7 +31,7 @@ while read -r file name; do
 	pkg="$(dirname "$file")/"
 	case "$pkg" in /* | ./*) ;; *) pkg="./$pkg" ;; esac
 	echo "fuzz: $name in $pkg for $FUZZTIME"
-	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" ${FUZZPARALLEL:+-parallel "$FUZZPARALLEL"} "$pkg" </dev/null; then
+	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" ${FUZZPARALLEL:+-parallel "$FUZZPARALLEL"} "$pkg" </dev/null; then
 		echo "fuzz: $name FAILED (see $pkg/testdata/fuzz/$name/)"
 		failed=1
 	fi
