@@ -23,6 +23,7 @@ const (
 	readTimeout  = 2 * time.Second
 	writeTimeout = 4 * time.Second
 	retryPause   = 200 * time.Millisecond
+	breath       = 60 * time.Millisecond // between a read-back and its write
 	pollEvery    = 250 * time.Millisecond
 	pollMax      = 20 // polls of a pending write before giving up on it
 	writeTries   = 3  // attempts of one write before reporting failure

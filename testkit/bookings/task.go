@@ -182,9 +182,11 @@ func (s *session) proceed(t *task) {
 		// Say it first, write when done saying it.
 		t.phase, t.readVer = phReadBack, t.ver
 		s.say(readBack(t.tool, t.slots), func() {
-			if s.task == t && t.phase == phReadBack {
-				s.write(t, false)
-			}
+			s.later(breath, func() {
+				if s.task == t && t.phase == phReadBack {
+					s.write(t, false)
+				}
+			})
 		})
 	case toolParty:
 		// Write at once, talk meanwhile.
