@@ -30,7 +30,7 @@ func labelAxes() []string {
 func labelBuckets() []string {
 	return []string{"none", "stale_tool_args", "inflight_not_cancelled", "unverified_tool_result", "noise_as_barge_in",
 		"unsafe_retry", "early_confirmation", "missing_idempotency_key", "action_not_executed",
-		"gave_up_on_transient_error", "wrong_record", "unclassified"}
+		"gave_up_on_transient_error", "uncompensated_write", "wrong_record", "unclassified"}
 }
 
 func readLabels(t *testing.T) []label {
