@@ -87,7 +87,7 @@ func CreateResults(dir string, meta Meta) (*Results, error) {
 // summary starts from the scores already there; the completion marker is
 // removed until the run finishes again.
 func OpenResults(dir string) (*Results, error) {
-	scores, _, err := readScoresFile(filepath.Join(dir, ScoresFile))
+	scores, _, err := ReadScoresWarn(filepath.Join(dir, ScoresFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -106,6 +106,9 @@ func openResults(dir string, flag int, earlier []scorer.CallScore) (*Results, er
 	if err != nil {
 		run.Close()
 		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, errors.Join(err, run.Close(), scores.Close())
 	}
 	r := &Results{dir: dir, run: run, scores: scores, calls: len(earlier)}
 	for _, s := range earlier {
@@ -192,7 +195,19 @@ func replaceFile(path string, b []byte) error {
 	if err := errors.Join(f.Sync(), f.Close()); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes a directory's entries (a new or renamed file) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
 // ReadRun reads the complete histories of a run file; a torn last call is
@@ -215,10 +230,6 @@ func ReadScores(path string) ([]scorer.CallScore, error) {
 // ReadScoresWarn reads a scores file and says what it left out: a torn
 // last line (a write cut short by a kill or a full disk).
 func ReadScoresWarn(path string) ([]scorer.CallScore, []string, error) {
-	return readScoresFile(path)
-}
-
-func readScoresFile(path string) ([]scorer.CallScore, []string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -229,11 +240,7 @@ func readScoresFile(path string) ([]scorer.CallScore, []string, error) {
 // DecodeScores reads CallScores, one JSON object per line. A torn last
 // line is left out.
 func DecodeScores(r io.Reader, name string) ([]scorer.CallScore, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	s, _, err := decodeScores(b, name)
+	s, _, err := DecodeScoresWarn(r, name)
 	return s, err
 }
 
