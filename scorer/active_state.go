@@ -82,7 +82,7 @@ func (v *view) contradicts(e *trace.Event, anchor int) (Finding, bool) {
 			return v.find("a tool call started after the challenge was received with other values", e.Seq, m.seq), true
 		}
 	case trace.KindAgentSpeechStart:
-		if u := v.uttByStart[e.Seq]; u != nil && u.f.claim == claimDone && v.judge(e, m, nil) == actFail {
+		if u := v.uttByStart[e.Seq]; u != nil && u.f.claim == claimDone && !u.f.already && v.judge(e, m, nil) == actFail {
 			return v.find("a later done-claim names other values", e.Seq, m.seq), true
 		}
 	}

@@ -57,7 +57,14 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			return normValue(v.argType(m.in.Action, k), s), ok
 		}, m)
 	case *trace.AgentToolIntent:
-		return v.judgeCall(d.Tool, v.normArgs(d.Tool, d.Args), m, keys)
+		args := v.normArgs(d.Tool, d.Args)
+		if v.compensating(d.Tool, args, e.Seq, nil) != nil {
+			if neg {
+				return actPass
+			}
+			return actSkip
+		}
+		return v.judgeCall(d.Tool, args, m, keys)
 	case *trace.ToolEvent:
 		r := v.byRef[d.Ref]
 		if r == nil {
@@ -87,10 +94,12 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			return actSkip
 		}
 		if neg {
-			switch u.f.claim {
-			case claimNotDone:
+			switch {
+			case u.f.claim == claimNotDone || u.f.claim == claimRestored:
 				return actPass
-			case claimDone:
+			case u.f.claim == claimDone && u.f.already:
+				return actSkip // "that had already gone through" reports, it does not act
+			case u.f.claim == claimDone:
 				return actFail
 			}
 			return actSkip
@@ -121,7 +130,7 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 	pass, fail := 0, 0
 	for _, k := range keys {
 		want := m.norm[k]
-		c := classOf(v.argType(m.in.Action, k), want)
+		c := classOf(v.kindOf(m.in.Action, k), want)
 		switch {
 		case c == classNone:
 		case u.f.mentions(c, want, false):
@@ -196,7 +205,7 @@ func (v *view) adopted(e *trace.Event, bad map[valueClass][]string) bool {
 	switch d := e.Data.(type) {
 	case *trace.AgentState:
 		for k, s := range d.Slots {
-			t := v.fieldType(k)
+			t := v.fieldKind(k)
 			n := normValue(t, s)
 			if contains(bad[classOf(t, n)], n) {
 				return true
@@ -235,14 +244,14 @@ func (v *view) badValues(r *request) map[valueClass][]string {
 		}
 	}
 	if r.spec.KeyArg != "" && r.wrong.Key != r.args[r.spec.KeyArg] {
-		add(v.argType(r.tool, r.spec.KeyArg), r.wrong.Key)
+		add(typeKey, r.wrong.Key)
 	}
 	mine := record(v.start.Records, r.wrong.Table, r.args[r.spec.KeyArg])
 	for _, f := range trace.SortedKeys(r.wrong.Fields) {
 		if mine != nil && mine.Fields[f] == r.wrong.Fields[f] {
 			continue
 		}
-		add(v.fieldType(f), r.wrong.Fields[f])
+		add(v.fieldKind(f), r.wrong.Fields[f])
 	}
 	return out
 }

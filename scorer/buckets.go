@@ -319,7 +319,11 @@ func (v *view) bucketUncompensated() []Finding {
 		if c.r.compensation() || matches(c.r.tool, c.r.args, v.final) {
 			continue
 		}
-		if m := v.markBefore(c.seq); m == nil || !matches(c.r.tool, c.r.args, m) {
+		m := v.markBefore(c.seq)
+		if m != nil && v.acceptedBefore(c.r, m) {
+			m = v.markBefore(c.r.responded) // accepted before the change: judged as of then
+		}
+		if m == nil || !matches(c.r.tool, c.r.args, m) {
 			continue // stale when it landed: the buckets above judge it
 		}
 		if m := v.markSpoken(c.r.recv); m == nil || !matches(c.r.tool, c.r.args, m) {

@@ -179,7 +179,7 @@ func (v *view) noticed(e *trace.Event, r *request, bad map[valueClass][]string) 
 func (v *view) checks(r *request, tool string, args map[string]string, bad map[valueClass][]string) int {
 	spec, _ := v.spec(tool)
 	for k, a := range args {
-		if c := classOf(v.argType(tool, k), a); contains(bad[c], a) {
+		if c := classOf(v.kindOf(tool, k), a); contains(bad[c], a) {
 			if spec.Consequential {
 				return actFail
 			}

@@ -376,7 +376,7 @@ var fixtures = []fixture{
 			call("r1", "", "ship_order", "order_number", "5590").
 			speak("a1", "Done. Order 5590 has been shipped.")
 		return b.done()
-	}, expect{"ffffff", trace.OutcomeScored, BucketStaleToolArgs, nil, ChallengeNegation}},
+	}, expect{"fffffp", trace.OutcomeScored, BucketStaleToolArgs, nil, ChallengeNegation}},
 
 	{"bad", "interrupt_not_yielded", func() *trace.History {
 		b := newCall("int-talkover", "interruption", nil, domain(),

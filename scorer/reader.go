@@ -33,6 +33,7 @@ type facts struct {
 	why     string // claimUndecided: what could not be decided
 	wait    bool   // "one moment", "let me check"...
 	ask     bool   // the utterance asks the caller something
+	already bool   // a done clause reports a past fact: "that had already gone through"
 }
 
 // values lists the values of a class the utterance names as current.
@@ -256,6 +257,9 @@ func (lx *lexicon) read(s string) facts {
 			f.plan = true
 		}
 		if c == claimDone {
+			if hasWord(cl.ts, []string{"already"}) {
+				f.already = true
+			}
 			merge(&f.claimed, vs)
 			ctexts = append(ctexts, textForm(cl.text))
 		}

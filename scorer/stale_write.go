@@ -28,6 +28,12 @@ func (v *view) staleWrite() AxisResult {
 		// correcting it was built on values already being withdrawn.
 		m := v.markBefore(c.seq)
 		sent := v.markSpoken(c.r.recv)
+		if m != nil && v.acceptedBefore(c.r, m) {
+			// The write was accepted (answered) before the caller began
+			// the change: the agent held no open request to cancel, so
+			// its late landing is not a stale write it failed to stop.
+			m = v.markBefore(c.r.responded)
+		}
 		switch {
 		case m != nil && !m.in.Execute:
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action"+v.repaired(c), c.seq, m.seq))
@@ -83,4 +89,22 @@ func (v *view) repairedSeq(seq int) string {
 		}
 	}
 	return ""
+}
+
+// acceptedBefore reports whether r was answered (not an error) before the
+// onset of the first intent change up to m that it no longer matches.
+func (v *view) acceptedBefore(r *request, m *mark) bool {
+	if r.responded == 0 || r.status >= 400 || r.dropped {
+		return false
+	}
+	for i := range v.marks {
+		x := &v.marks[i]
+		if x.seq > m.seq {
+			break
+		}
+		if x.changed && x.seq > r.recv && !matches(r.tool, r.args, x) {
+			return r.responded < x.onset
+		}
+	}
+	return false
 }

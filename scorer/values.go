@@ -31,6 +31,9 @@ const (
 	typeDate    = "date"
 	typeTime    = "time"
 	typeNumber  = "number"
+	// typeKey is not a catalogue type: the scorer uses it for a tool's
+	// key argument, which is a code or a name whatever its shape.
+	typeKey = "key"
 )
 
 // defaultYear completes dates spoken without a year (docs/ARCHITECTURE.md).
@@ -303,15 +306,48 @@ func normValue(typ, v string) string {
 		if f := scanValues(v, true); len(f.cur[classAmount]) == 1 {
 			return f.cur[classAmount][0]
 		}
+	case typeKey:
 	default:
-		if hasDigit(v) {
-			return strings.TrimPrefix(v, "#")
+		// A catalogue that declares everything a string still carries
+		// dates, times and amounts: read them by their shape.
+		if d := parseISO(v); d != "" {
+			return d
+		}
+		if f := scanValues(v, false); onlyClass(f) != classNone {
+			return f.cur[onlyClass(f)][0]
+		}
+		if strings.ContainsAny(v, "$€£") {
+			if a := amount(v); a != "" {
+				return a
+			}
 		}
 	}
 	return strings.TrimPrefix(v, "#")
 }
 
-// classOf says how a canonical value of this type is heard in speech.
+// onlyClass is the class of the single date, time or amount a whole value
+// spells ("Wednesday, December 9", "7:30 pm"), or classNone.
+func onlyClass(f valueSet) valueClass {
+	found := classNone
+	for c, xs := range f.cur {
+		if len(xs) != 1 || found != classNone || c == classID || c == classCount || c == classText {
+			return classNone
+		}
+		found = c
+	}
+	if found == classDate && strings.HasPrefix(f.cur[classDate][0], "wd:") {
+		return classNone
+	}
+	if len(f.prior) > 0 || found == classNone {
+		return classNone
+	}
+	return found
+}
+
+// classOf says how a canonical value of this type is heard in speech. A
+// plain string is classed by its shape, so a catalogue that declares a
+// date, a time or a party size as a string is still read right; a record
+// key (typeKey) is always a code or a name.
 func classOf(typ, norm string) valueClass {
 	switch typ {
 	case typeDate:
@@ -323,13 +359,32 @@ func classOf(typ, norm string) valueClass {
 	case typeInteger:
 		return classCount
 	}
-	if norm == "" {
+	switch {
+	case norm == "":
 		return classNone
-	}
-	if hasDigit(norm) {
+	case typ == typeKey && hasDigit(norm):
+		return classID
+	case typ == typeKey:
+		return classText
+	case parseISO(norm) == norm:
+		return classDate
+	case isClock(norm):
+		return classTime
+	case strings.Trim(norm, "0123456789") == "" && len(norm) <= 3:
+		return classCount
+	case strings.Count(norm, ".") == 1 && strings.Trim(norm, "0123456789.") == "" && amount(norm) != "":
+		return classAmount
+	case hasDigit(norm):
 		return classID
 	}
 	return classText
+}
+
+// isClock reports the canonical time forms "HH:MM" and "~H:MM".
+func isClock(s string) bool {
+	s = strings.TrimPrefix(s, "~")
+	h, m, ok := strings.Cut(s, ":")
+	return ok && len(m) == 2 && len(h) >= 1 && len(h) <= 2 && strings.Trim(h+m, "0123456789") == ""
 }
 
 // heardForm is the form in which a canonical value of class c is compared

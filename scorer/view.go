@@ -183,6 +183,26 @@ func (v *view) argType(tool, name string) string {
 	return ""
 }
 
+// kindOf is an argument's type for reading values: typeKey for the tool's
+// key argument, else its declared type.
+func (v *view) kindOf(tool, name string) string {
+	if s, ok := v.spec(tool); ok && s.KeyArg == name {
+		return typeKey
+	}
+	return v.argType(tool, name)
+}
+
+// fieldKind is kindOf for a record field: typeKey when some tool keys on
+// it, else the type of any tool argument of that name.
+func (v *view) fieldKind(name string) string {
+	for _, t := range v.start.Tools {
+		if t.KeyArg == name {
+			return typeKey
+		}
+	}
+	return v.fieldType(name)
+}
+
 // fieldType finds a field's type from any tool that takes it as argument.
 func (v *view) fieldType(name string) string {
 	for _, t := range v.start.Tools {
@@ -576,38 +596,48 @@ func (v *view) collectCommits() []commitRef {
 	return out
 }
 
+// compensating reports whether a consequential call of tool with canonical
+// args, sent (or announced) at seq, would put a record back: an update
+// whose every non-key argument equals the record's value at the start of
+// the call, after an earlier commit to that record that the intent in
+// force at seq no longer matches. It returns that commit.
+func (v *view) compensating(tool string, args map[string]string, seq int, self *request) *commitRef {
+	spec, ok := v.spec(tool)
+	if !ok || !spec.Consequential || spec.Effect != trace.EffectUpdate || len(args) < 2 {
+		return nil
+	}
+	key := args[spec.KeyArg]
+	orig := record(v.start.Records, spec.Table, key)
+	if orig == nil {
+		return nil
+	}
+	for k, a := range args {
+		if k != spec.KeyArg && normValue(v.argType(tool, k), orig.Fields[k]) != a {
+			return nil
+		}
+	}
+	m := v.markSpoken(seq)
+	var out *commitRef
+	for i := range v.cs {
+		c := &v.cs[i]
+		if c.seq >= seq || c.r == self || c.table != spec.Table || c.key != key || c.r.compensates != nil {
+			continue
+		}
+		if m == nil || !matches(c.r.tool, c.r.args, m) {
+			out = c
+		}
+	}
+	return out
+}
+
 // compensations marks each consequential update that puts a record's
 // fields back to their values at the start of the call after an earlier
 // commit to that record that the caller no longer wants (the intent in
 // force when the undo was sent no longer matches it).
 func (v *view) compensations() {
 	for _, r := range v.reqs {
-		if !r.consequential() || r.spec.Effect != trace.EffectUpdate || r.recv == 0 || r.dupOf != "" {
-			continue
-		}
-		key := r.args[r.spec.KeyArg]
-		orig := record(v.start.Records, r.spec.Table, key)
-		if orig == nil || len(r.args) < 2 {
-			continue
-		}
-		restores := true
-		for k, a := range r.args {
-			if k != r.spec.KeyArg && normValue(v.argType(r.tool, k), orig.Fields[k]) != a {
-				restores = false
-			}
-		}
-		if !restores {
-			continue
-		}
-		m := v.markSpoken(r.recv)
-		for i := range v.cs {
-			c := &v.cs[i]
-			if c.seq >= r.recv || c.r == r || c.table != r.spec.Table || c.key != key || c.r.compensates != nil {
-				continue
-			}
-			if m == nil || !matches(c.r.tool, c.r.args, m) {
-				r.compensates = c
-			}
+		if r.recv > 0 && r.dupOf == "" {
+			r.compensates = v.compensating(r.tool, r.args, r.recv, r)
 		}
 	}
 }
