@@ -139,6 +139,7 @@ func TestExitCodes(t *testing.T) {
 	strict := write("strict.yaml", "min_integrity: 1.0\n")
 	badPolicy := write("bad.yaml", "min_integrity: 1.0\nno_such_key: true\n")
 	garbled := write("garbled.jsonl", "{\"call\":\n")
+	empty := write("empty.jsonl", "")
 	tests := []struct {
 		args []string
 		want int
@@ -175,6 +176,16 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"demo", "--nosuchflag"}, exitUsage},
 		{[]string{"run"}, exitUsage},
 		{[]string{"check"}, exitUsage},
+		{[]string{"run", "--help"}, exitOK},
+		{[]string{"gate", "-h"}, exitOK},
+		{[]string{"agent", "-h"}, exitOK},
+		{[]string{"merge"}, exitUsage},
+		{[]string{"merge", "--help"}, exitOK},
+		{[]string{"run", "--agent", "http://x/", "--out", filepath.Join(dir, "never")}, exitUsage},
+		{[]string{"run", "--agent", "ws://127.0.0.1:1/", "--out", filepath.Join(dir, "never"), "--scale", "NaN"}, exitUsage},
+		{[]string{"run", "--agent", "ws://127.0.0.1:1/", "--out", fx("naive")}, exitUsage},
+		{[]string{"report", fx("naive/run.jsonl")}, exitUsage},
+		{[]string{"gate", empty}, exitIncomplete},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
