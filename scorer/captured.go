@@ -134,11 +134,28 @@ func (v *view) capturedFault(res AxisResult) AxisResult {
 			res.Findings = append(res.Findings, v.find("agent built on the "+r.problem+" answer to "+r.tool, m, seq))
 			res.Verdict = Fail
 		default:
+			if u := v.claimSpanning(m); u != nil {
+				// Said "done" across the bad answer and never took it back.
+				res.Findings = append(res.Findings, v.find("agent went on confirming across the "+r.problem+" answer to "+r.tool+" and never took it back", u.start, m, u.end))
+				res.Verdict = Fail
+				continue
+			}
 			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": no act after the "+r.problem+" answer to "+r.tool+" shows whether it was noticed", m))
 			res.Verdict = worst(res.Verdict, Unknown)
 		}
 	}
 	return res
+}
+
+// claimSpanning is a done-claim the agent was speaking when the answer at
+// seq arrived and finished (not cleared) after it.
+func (v *view) claimSpanning(seq int) *utterance {
+	for _, u := range v.utts {
+		if u.start < seq && u.end > seq && u.clear == 0 && u.f.claim == claimDone {
+			return u
+		}
+	}
+	return nil
 }
 
 // noticed judges one act after the bad answer to r.
