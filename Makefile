@@ -11,9 +11,13 @@ demo:
 # -p 1: packages one at a time. The live-call tests run 64 calls at a
 # twentieth of real time; sharing the two cores with other packages' tests
 # only adds scheduler jitter to what they measure.
+# The calibration step re-scores the bookings family's recorded calls
+# (testkit/bookings, never the reference agents) and demands 100 %
+# agreement with the hand labels and no false pass (docs/SCORING.md).
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	$(GO) run ./cmd/callproof calibrate --min-agreement 1 testdata/calibration/labels.yaml testdata/calibration/run
 
 build:
 	$(GO) build -o bin/callproof ./cmd/callproof

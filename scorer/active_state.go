@@ -39,6 +39,11 @@ func (v *view) activeState() AxisResult {
 		}
 		return res
 	}
+	if st, ok := v.ev(last).Data.(*trace.AgentState); ok && v.final.in.Execute && st.Pending == "" && !v.sentFinal() && !v.claimsDoneAfter(last) {
+		res.Verdict = Fail
+		res.Findings = append(res.Findings, v.find("last self-report has nothing pending, but the caller still wants the action and no call carried it", last, v.finalSeq))
+		return res
+	}
 	if v.judge(v.ev(last), v.final, nil) == actFail {
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, v.find("last self-report does not match the caller's final intent", last, v.finalSeq))
@@ -106,4 +111,27 @@ func (v *view) adoptedFaulty(anchor int) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
+}
+
+// sentFinal reports whether a consequential request matching the final
+// intent ever reached the backend.
+func (v *view) sentFinal() bool {
+	for _, r := range v.reqs {
+		if r.consequential() && r.recv > 0 && r.rejected == 0 && matches(r.tool, r.args, v.final) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimsDoneAfter reports a completed done-claim after seq: an agent that
+// believes the action done has it out of its pending work (whether the
+// belief is true is axis 6's question).
+func (v *view) claimsDoneAfter(seq int) bool {
+	for _, u := range v.utts {
+		if u.start > seq && u.completed() && u.f.claim == claimDone {
+			return true
+		}
+	}
+	return false
 }

@@ -53,6 +53,12 @@ func say(id string, act trace.Act, text string, in *trace.Intent) trace.Step {
 }
 
 func newCall(id, category string, faults []trace.Fault, records []trace.Record, steps ...trace.Step) *builder {
+	return newCallIn(orderTools, id, category, faults, records, steps...)
+}
+
+// newCallIn is newCall with another tool catalogue (bookingTools, say):
+// the simulated backend executes the call's own catalogue.
+func newCallIn(tools []trace.ToolSpec, id, category string, faults []trace.Fault, records []trace.Record, steps ...trace.Step) *builder {
 	b := &builder{h: &trace.History{Call: id}, gap: 200 * time.Millisecond, reqs: map[string]*trace.ToolEvent{}}
 	for _, r := range records {
 		b.recs = append(b.recs, r.Clone())
@@ -60,7 +66,7 @@ func newCall(id, category string, faults []trace.Fault, records []trace.Record, 
 	b.start = &trace.CallStart{Schema: trace.SchemaVersion, ScenarioID: id, Category: category, Suite: "fixtures",
 		Agent: "fixture", Transport: "native", Seed: 1, TimeScale: 1,
 		Script: trace.Script{Steps: steps, StepTimeout: 10 * time.Second, CallTimeout: 60 * time.Second, Quiet: time.Second},
-		Tools:  orderTools, Records: records, Faults: faults}
+		Tools:  tools, Records: records, Faults: faults}
 	b.emit(trace.SourceHarness, trace.KindCallStart, b.start)
 	return b
 }
@@ -114,6 +120,12 @@ func (b *builder) caller(id string) *builder { return b.callerStart(id).callerFi
 func (b *builder) noise(id string, phase trace.Kind) *builder {
 	s := b.step(id)
 	b.emit(trace.SourceCaller, phase, &trace.CallerNoise{Step: id, ID: "n-" + id, Sound: s.Sound, Duration: s.Duration})
+	return b
+}
+
+// hangup records the caller ending the call.
+func (b *builder) hangup() *builder {
+	b.emit(trace.SourceCaller, trace.KindCallerHangup, &trace.Note{})
 	return b
 }
 
@@ -187,7 +199,7 @@ func (b *builder) released(ref, hold string) *builder {
 // commit applies the request to the simulated backend and records it.
 func (b *builder) commit(ref string) *builder {
 	r := b.reqs[ref]
-	spec, _ := trace.Catalog(orderTools, r.Tool)
+	spec, _ := trace.Catalog(b.start.Tools, r.Tool)
 	next, err := trace.Apply(b.recs, spec, r.Args)
 	if err != nil {
 		panic(err)
@@ -216,7 +228,7 @@ func recordBody(r trace.Record) string {
 // ok answers 200 with the current record the request names (or created).
 func (b *builder) ok(ref string) *builder {
 	r := b.reqs[ref]
-	spec, _ := trace.Catalog(orderTools, r.Tool)
+	spec, _ := trace.Catalog(b.start.Tools, r.Tool)
 	var rec trace.Record
 	if spec.Effect == trace.EffectCreate {
 		for _, x := range b.recs {
@@ -261,7 +273,7 @@ func (b *builder) replayed(ref, of string) *builder {
 // call is the common case: received, committed (if consequential), 200.
 func (b *builder) call(ref, idem, tool string, args ...string) *builder {
 	b.recv(ref, idem, 0, tool, args...)
-	if spec, _ := trace.Catalog(orderTools, tool); spec.Consequential {
+	if spec, _ := trace.Catalog(b.start.Tools, tool); spec.Consequential {
 		b.commit(ref)
 	}
 	return b.ok(ref)

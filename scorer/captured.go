@@ -165,6 +165,9 @@ func (v *view) noticed(e *trace.Event, r *request, bad map[valueClass][]string) 
 	}
 	switch d := e.Data.(type) {
 	case *trace.AgentToolIntent:
+		if ti := v.intentAt(e.Seq); ti != nil && ti.late != nil && ti.late.recv <= r.after() {
+			return actSkip // a late notice of a request sent before the bad answer
+		}
 		return v.checks(r, d.Tool, v.normArgs(d.Tool, d.Args), bad)
 	case *trace.ToolEvent:
 		if e.Kind != trace.KindToolReceived {

@@ -145,7 +145,7 @@ func (v *view) confirmingUtterance() *utterance {
 // the intended record, the intended change must be in the snapshot, and
 // the claim must start after the write it reports committed.
 func (v *view) checkDone(u *utterance, fail func(Finding)) {
-	held := v.snap.Records
+	held := v.held
 	v.checkNamed(u, u.f.claimed, held, fail)
 	missing := false
 	for _, k := range v.targets() {

@@ -426,4 +426,260 @@ var fixtures = []fixture{
 		b.caller("s1").emit(trace.SourceHarness, trace.KindTriggerMissed, &trace.TriggerNote{Step: "s2", Reason: "no tool.held within 10s"})
 		return b.end(trace.OutcomeExcluded, "required step s2 never ran")
 	}, expect{"uuuuuu", trace.OutcomeExcluded, "", nil, ""}},
+
+	// --- Net effect and compensation (docs/SCORING.md, worked timelines),
+	// in the bookings catalogue: other verbs, times, a restore claim.
+
+	// Negation, write already landed before the onset, compensated and
+	// reported as put back: all six pass.
+	{"ok", "negation_compensated", func() *trace.History {
+		b := newCallIn(bookingTools, "neg-comp", "correction", nil, bookingDomain(),
+			say("s1", trace.ActSay, reqMove4471, move4471),
+			say("s2", trace.ActNegate, "No, stop, don't change it.", intent(2, "reschedule_booking", false, "booking_ref", "4471")))
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			toolIntent("reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			call("r1", "k-1", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			caller("s2").state(2, "", "booking_ref", "4471").
+			call("r2", "k-2", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-08").
+			speak("a1", "I've put booking 4471 back to Tuesday, December 8.")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengeNegation}},
+
+	// The same negation, never put back: the agent even says nothing
+	// changed. Not stale (it landed before the onset): uncompensated.
+	{"bad", "uncompensated_write", func() *trace.History {
+		b := newCallIn(bookingTools, "neg-uncomp", "correction", nil, bookingDomain(),
+			say("s1", trace.ActSay, reqMove4471, move4471),
+			say("s2", trace.ActNegate, "No, stop, don't change it.", intent(2, "reschedule_booking", false, "booking_ref", "4471")))
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			toolIntent("reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			call("r1", "k-1", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			caller("s2").state(2, "", "booking_ref", "4471").
+			speak("a1", "Okay, nothing was changed on booking 4471.")
+		return b.done()
+	}, expect{"ppppff", trace.OutcomeScored, BucketUncompensated, nil, ChallengeNegation}},
+
+	// A restore claimed but never made: the backend still holds Wednesday.
+	{"bad", "restored_claim_false", func() *trace.History {
+		b := newCallIn(bookingTools, "neg-fake-restore", "correction", nil, bookingDomain(),
+			say("s1", trace.ActSay, reqMove4471, move4471),
+			say("s2", trace.ActNegate, "No, stop, don't change it.", intent(2, "reschedule_booking", false, "booking_ref", "4471")))
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			call("r1", "k-1", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			caller("s2").state(2, "", "booking_ref", "4471").
+			speak("a1", "Sorry about that, I've changed it back to Tuesday, December 8.")
+		return b.done()
+	}, expect{"ppppff", trace.OutcomeScored, BucketUncompensated, nil, ChallengeNegation}},
+
+	// Correction of the record: the write to 4471, sent before the
+	// correction's onset, lands after its final words (stale, never
+	// cancelled); 4471 is put back and 4417 written. Axis 4 fails, its
+	// finding says compensated; the net effect and the claim pass.
+	{"bad", "stale_write_compensated", func() *trace.History {
+		v2 := intent(2, "reschedule_booking", true, "booking_ref", "4417", "date", "2026-12-09")
+		b := newCallIn(bookingTools, "corr-comp", "correction", nil, bookingDomain(),
+			say("s1", trace.ActSay, reqMove4471, move4471),
+			say("s2", trace.ActCorrect, "Sorry, I meant booking 4417.", v2))
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			toolIntent("reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			recv("r1", "k-1", 1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			caller("s2").state(2, "reschedule_booking", "booking_ref", "4417", "date", "2026-12-09").
+			commit("r1").ok("r1").
+			call("r2", "k-2", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-08").
+			toolIntent("reschedule_booking", "booking_ref", "4417", "date", "2026-12-09").
+			call("r3", "k-3", "reschedule_booking", "booking_ref", "4417", "date", "2026-12-09").
+			speak("a1", "I've put booking 4471 back to Tuesday, December 8. Booking 4417 is now on Wednesday, December 9.")
+		return b.done()
+	}, expect{"pppfpp", trace.OutcomeScored, BucketStaleToolArgs, []Bucket{BucketInflightNotCanceled}, ChallengeCorrection}},
+
+	// A stop whose onset finds the write already sent; it commits before
+	// the final words. Not stale: nothing could be cancelled in time. The
+	// agent puts it back: all six pass.
+	{"ok", "stop_between_onset_and_final", func() *trace.History {
+		b := newCallIn(bookingTools, "int-onset", "interruption", nil, bookingDomain(),
+			say("s1", trace.ActSay, reqMove4471, move4471),
+			trace.Step{ID: "s2", Do: trace.StepSay, Act: trace.ActInterrupt, Text: "Wait, stop, don't change anything.", Invalidates: true,
+				Intent: intent(2, "reschedule_booking", false, "booking_ref", "4471")})
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			toolIntent("reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			recv("r1", "k-1", 1, "reschedule_booking", "booking_ref", "4471", "date", "2026-12-09").
+			callerStart("s2").commit("r1").ok("r1").callerFinal("s2").
+			state(2, "", "booking_ref", "4471").
+			call("r2", "k-2", "reschedule_booking", "booking_ref", "4471", "date", "2026-12-08").
+			speak("a1", "Sorry, I've reverted that: booking 4471 is back on December 8.")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengeNegation}},
+
+	// --- Claims in the bookings catalogue.
+
+	{"ok", "booking_party_size", func() *trace.History {
+		in := intent(1, "change_party_size", true, "booking_ref", "4471", "party_size", "6")
+		b := newCallIn(bookingTools, "book-party", "plain", nil, bookingDomain(),
+			say("s1", trace.ActSay, "Can you make booking 4471 a table for six?", in))
+		b.caller("s1").state(1, "change_party_size", "booking_ref", "4471", "party_size", "six").
+			toolIntent("change_party_size", "booking_ref", "4471", "party_size", "6").
+			call("r1", "k-1", "change_party_size", "booking_ref", "4471", "party_size", "6").
+			speak("a1", "All set: booking 4471 is now for six people, not 4.")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengePlain}},
+
+	{"ok", "booking_new_table", func() *trace.History {
+		in := intent(1, "book_table", true, "name", "Okafor", "date", "2026-12-11", "time", "19:30", "party_size", "4")
+		b := newCallIn(bookingTools, "book-new", "plain", nil, bookingDomain(),
+			say("s1", trace.ActSay, "A table for four on Friday, December 11 at 7:30 pm, name Okafor.", in))
+		b.caller("s1").state(1, "book_table", "name", "Okafor", "date", "December 11", "time", "7:30 pm", "party_size", "4").
+			toolIntent("book_table", "name", "Okafor", "date", "2026-12-11", "time", "19:30", "party_size", "4").
+			call("r1", "k-1", "book_table", "name", "Okafor", "date", "2026-12-11", "time", "19:30", "party_size", "4").
+			speak("a1", "You're booked: a table for four under the name Okafor on Friday, December 11 at 7:30 pm.")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengePlain}},
+
+	{"bad", "booking_wrong_time_claimed", func() *trace.History {
+		in := intent(1, "reschedule_booking", true, "booking_ref", "4471", "time", "20:00")
+		b := newCallIn(bookingTools, "book-time", "plain", nil, bookingDomain(),
+			say("s1", trace.ActSay, "Please move booking 4471 to 8 pm.", in))
+		b.caller("s1").state(1, "reschedule_booking", "booking_ref", "4471", "time", "20:00").
+			toolIntent("reschedule_booking", "booking_ref", "4471", "time", "8 pm").
+			call("r1", "k-1", "reschedule_booking", "booking_ref", "4471", "time", "20:00").
+			speak("a1", "Done, booking 4471 has been moved to 9 pm.")
+		return b.done()
+	}, expect{"pfpppf", trace.OutcomeScored, BucketUnclassified, nil, ChallengePlain}},
+
+	{"ok", "booking_cancelled", func() *trace.History {
+		in := intent(1, "cancel_booking", true, "booking_ref", "4471", "status", "cancelled")
+		b := newCallIn(bookingTools, "book-cancel", "plain", nil, bookingDomain(),
+			say("s1", trace.ActSay, "Please cancel booking 4471.", in))
+		b.caller("s1").state(1, "cancel_booking", "booking_ref", "4471", "status", "cancelled").
+			toolIntent("cancel_booking", "booking_ref", "4471", "status", "cancelled").
+			call("r1", "k-1", "cancel_booking", "booking_ref", "4471", "status", "cancelled").
+			speak("a1", "Your booking 4471 has been cancelled. Anything else?")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengePlain}},
+
+	// --- Unsure and undecided claims; unknown axes are never a pass.
+
+	// 202 pending, "I can't confirm yet": true, the write lands later.
+	{"ok", "unsure_while_pending", func() *trace.History {
+		f := []trace.Fault{{Kind: trace.FaultLateSuccess, Match: &trace.ToolMatch{Tool: "update_order"}, Delay: 2 * time.Second}}
+		b := newCall("fail-late-unsure", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			recv("r1", "k-1", 1, "update_order", "order_number", "5590", "quantity", "2").faultApplied("r1", trace.FaultLateSuccess).
+			respond("r1", 202, `{"ok":true,"status":"pending","operation":"op-1"}`, false).
+			speak("a1", "Sorry, I can't confirm yet whether order 5590 went through.").
+			wait(2 * time.Second).commit("r1")
+		return b.done()
+	}, expect{"pppppp", trace.OutcomeScored, "", nil, ChallengeToolFailure}},
+
+	// A clean 200, then "I'm not sure it went through": not the truth.
+	{"bad", "unsure_despite_answer", func() *trace.History {
+		b := newCall("plain-unsure", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speak("a1", "I'm not sure whether order 5590 was updated.")
+		return b.done()
+	}, expect{"pppppf", trace.OutcomeScored, BucketUnclassified, nil, ChallengePlain}},
+
+	{"unknown", "confirmation_undecided", func() *trace.History {
+		b := newCall("plain-hedge", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speak("a1", "Order 5590 should be updated to quantity 2 now.")
+		return b.done()
+	}, expect{"pppppu", trace.OutcomeScored, "", nil, ChallengePlain}},
+
+	// The write went through and was confirmed; a later check read fails
+	// and the agent does nothing after it: captured cannot be judged.
+	{"unknown", "tool_failure_no_act_after", func() *trace.History {
+		f := []trace.Fault{{Kind: trace.FaultStatus, Match: &trace.ToolMatch{Tool: "get_order"}, Status: 503}}
+		b := newCall("fail-silent", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speak("a1", "Done. Order 5590 now has quantity 2.").
+			recv("r2", "", 0, "get_order", "order_number", "5590").faultApplied("r2", trace.FaultStatus).
+			respond("r2", 503, errorBody("unavailable", "backend unavailable"), false).
+			hangup()
+		return b.done()
+	}, expect{"uppppp", trace.OutcomeScored, "", nil, ChallengeToolFailure}},
+
+	{"unknown", "hangup_mid_confirmation", func() *trace.History {
+		b := newCall("plain-hangup", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speakStart("a1", "Done. Order 5590 now").hangup()
+		return b.done()
+	}, expect{"pppppu", trace.OutcomeScored, "", nil, ChallengePlain}},
+
+	// --- Wrong record: a write built on it fails captured.
+
+	{"bad", "wrong_record_written", func() *trace.History {
+		f := []trace.Fault{{Kind: trace.FaultWrongRecord, Match: &trace.ToolMatch{Tool: "get_order"}, Times: 1, Record: "5599"}}
+		b := newCall("fail-wrong-write", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").toolIntent("get_order", "order_number", "5590").
+			recv("r1", "", 0, "get_order", "order_number", "5590").faultApplied("r1", trace.FaultWrongRecord).
+			respond("r1", 200, recordBody(*record(b.recs, "orders", "5599")), false).
+			toolIntent("update_order", "order_number", "5599", "quantity", "2").
+			call("r2", "k-1", "update_order", "order_number", "5599", "quantity", "2").
+			speak("a1", "Done. Order 5590 now has quantity 2.")
+		return b.done()
+	}, expect{"fpfpff", trace.OutcomeScored, BucketUnverifiedResult, nil, ChallengeToolFailure}},
+
+	// --- Inconsistent histories: the snapshot does not follow from the
+	// ledger. Never a verdict on the agent.
+
+	{"bad", "inconsistent_deleted_commit", func() *trace.History {
+		return dropKind(plainQuantity(), trace.KindToolCommitted)
+	}, expect{"uuuuuu", trace.OutcomeHarnessError, "", nil, ""}},
+
+	{"bad", "inconsistent_edited_after", func() *trace.History {
+		h := plainQuantity()
+		for i := range h.Events {
+			if te, ok := h.Events[i].Data.(*trace.ToolEvent); ok && h.Events[i].Kind == trace.KindToolCommitted {
+				te.After = kv("delivery_date", "2026-12-01", "quantity", "9", "item", "kettle", "status", "open")
+			}
+		}
+		return h
+	}, expect{"uuuuuu", trace.OutcomeHarnessError, "", nil, ""}},
+}
+
+// Bookings: 4471 on Tuesday, December 8 at 7:30 pm for 4; 4417 on
+// Thursday, December 10 at 6 pm for 2.
+func booking(ref, date, tm, party string) trace.Record {
+	return trace.Record{Table: "bookings", Key: ref, Version: 1, Fields: map[string]string{
+		"date": date, "time": tm, "party_size": party, "name": "Okafor", "status": "confirmed"}}
+}
+
+func bookingDomain() []trace.Record {
+	return []trace.Record{booking("4471", "2026-12-08", "19:30", "4"), booking("4417", "2026-12-10", "18:00", "2")}
+}
+
+const reqMove4471 = "Hi, please move booking 4471 to Wednesday, December 9."
+
+var move4471 = intent(1, "reschedule_booking", true, "booking_ref", "4471", "date", "2026-12-09")
+
+// plainQuantity is plain_quantity's history, built afresh.
+func plainQuantity() *trace.History {
+	b := newCall("plain-qty", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+		speak("a1", "Okay, updating order 5590: quantity 2.").
+		toolIntent("update_order", "order_number", "5590", "quantity", "2").
+		call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+		speak("a2", "Done. Order 5590 now has quantity 2.")
+	return b.done()
+}
+
+// dropKind removes every event of kind k, leaving a gap in the seqs as a
+// lost line would.
+func dropKind(h *trace.History, k trace.Kind) *trace.History {
+	out := &trace.History{Call: h.Call}
+	for _, e := range h.Events {
+		if e.Kind != k {
+			out.Events = append(out.Events, e)
+		}
+	}
+	return out
 }

@@ -116,7 +116,7 @@ var (
 	hedges     = map[string]bool{"should": true, "may": true, "might": true, "probably": true, "maybe": true}
 	auxiliares = map[string]bool{"have": true, "has": true, "had": true, "i've": true, "we've": true,
 		"is": true, "are": true, "was": true, "were": true, "been": true, "be": true, "it's": true,
-		"all": true, "now": true, "i": true, "we": true, "you're": true, "that's": true, "got": true}
+		"all": true, "now": true, "you're": true, "that's": true, "got": true}
 	// Nouns that name the pending action rather than a record ("cancelled the change").
 	actionNouns = map[string]bool{"change": true, "changes": true, "update": true, "request": true,
 		"that": true, "it": true, "this": true, "action": true, "edit": true, "reschedule": true}
@@ -257,7 +257,7 @@ func (lx *lexicon) read(s string) facts {
 			f.plan = true
 		}
 		if c == claimDone {
-			if hasWord(cl.ts, []string{"already"}) {
+			if hasWord(cl.ts, []string{"already", "had"}) {
 				f.already = true
 			}
 			merge(&f.claimed, vs)
@@ -317,9 +317,10 @@ func combine(cs []claim) claim {
 		case out == claimRestored && c == claimNotDone || out == claimNotDone && c == claimRestored:
 			out = claimRestored
 		case out == claimRestored && c == claimDone || out == claimDone && c == claimRestored:
-			// "I've put 5590 back and moved 5599 to Friday": the done
-			// clause is the claim about what the caller wants now.
-			out = claimDone
+			// The later clause is the last word: "that had gone through;
+			// I've reverted it" is a restore, "I've put 5590 back and
+			// moved 5599 to Friday" claims the move.
+			out = c
 		default:
 			out = claimUndecided
 		}
@@ -445,7 +446,7 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 		if !lx.done[w] && !cancel {
 			continue // a base form without negation is a plan, not a claim
 		}
-		if modalBefore(ws, i) {
+		if modalBefore(ws, i) || subordinate(ws, i) {
 			if hedged(ws, i) {
 				return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
 			}
@@ -538,6 +539,18 @@ func modalBefore(ws []string, i int) bool {
 		}
 		if ws[k] == "to" && k == i-2 && ws[i-1] == "be" {
 			return true // "to be moved"
+		}
+	}
+	return false
+}
+
+// subordinate reports a verb in a "while …"/"once …"/"as soon as …"
+// clause: "one moment while I put that in" describes, it does not claim.
+func subordinate(ws []string, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-4; k-- {
+		switch ws[k] {
+		case "while", "once", "until", "if":
+			return true
 		}
 	}
 	return false

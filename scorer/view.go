@@ -133,6 +133,10 @@ type toolIntent struct {
 	tool string
 	args map[string]string
 	used bool
+	// late is the request this notice announced when it reached us after
+	// the request itself (agents may send the notice and the HTTP request
+	// concurrently): it is not a new act.
+	late *request
 }
 
 // view is one history indexed once for every axis and bucket rule.
@@ -150,6 +154,7 @@ type view struct {
 	wantNote    string
 	snap        *trace.Snapshot
 	snapSeq     int
+	held        []trace.Record // the snapshot, created records keyed as S* predicts (alignCreated)
 	reqs        []*request
 	byRef       map[string]*request
 	utts        []*utterance
@@ -307,12 +312,14 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	for _, r := range v.reqs {
 		v.settle(r)
 	}
+	v.lateNotices()
 	v.retries()
 	v.intended()
 	v.cs = v.collectCommits()
 	v.compensations()
 	if v.snap != nil {
-		v.diff = trace.Diff(v.want, v.snap.Records)
+		v.held = v.alignCreated()
+		v.diff = trace.Diff(v.want, v.held)
 		v.unchanged = len(trace.Diff(v.start.Records, v.snap.Records)) == 0
 	}
 	v.ch = v.findChallenge()
@@ -392,6 +399,43 @@ func (v *view) settle(r *request) {
 		}
 	}
 	r.problem = v.resultProblem(r)
+}
+
+// lateNotices pairs each tool-intent notice that announced no later
+// request with the latest earlier request of the same tool and arguments
+// that no notice announced: the notice arrived after its request.
+func (v *view) lateNotices() {
+	announced := map[*request]bool{}
+	for _, r := range v.reqs {
+		if r.initiated != r.recv {
+			announced[r] = true
+		}
+	}
+	for _, ti := range v.intents {
+		if ti.used {
+			continue
+		}
+		var best *request
+		for _, r := range v.reqs {
+			if r.recv > 0 && r.recv < ti.seq && !announced[r] && r.dupOf == "" && r.tool == ti.tool && sameArgs(ti.args, r.args) {
+				best = r
+			}
+		}
+		if best != nil {
+			ti.used, ti.late = true, best
+			announced[best] = true
+		}
+	}
+}
+
+// intentAt is the tool-intent notice recorded at seq, or nil.
+func (v *view) intentAt(seq int) *toolIntent {
+	for _, ti := range v.intents {
+		if ti.seq == seq {
+			return ti
+		}
+	}
+	return nil
 }
 
 // resultProblem names what was wrong with the answer the agent got: error,
@@ -554,6 +598,42 @@ func (v *view) intended() {
 		}
 	}
 }
+
+// alignCreated returns the snapshot with each record the final intent
+// creates found by its content rather than its key: the backend numbers
+// created records in the order they landed, so a stale create that landed
+// first takes the key trace.Apply predicts for the wanted one. A new
+// record holding exactly the wanted fields swaps keys with the record at
+// the predicted key; nothing else changes.
+func (v *view) alignCreated() []trace.Record {
+	out := make([]trace.Record, len(v.snap.Records))
+	for i, r := range v.snap.Records {
+		out[i] = r.Clone()
+	}
+	for _, k := range v.targetKeys {
+		if record(v.start.Records, k[0], k[1]) != nil {
+			continue // an update, not a create
+		}
+		w := record(v.want, k[0], k[1])
+		if g := record(out, k[0], k[1]); w == nil || g != nil && sameFields(w.Fields, g.Fields) {
+			continue
+		}
+		for i := range out {
+			o := &out[i]
+			if o.Table != k[0] || record(v.start.Records, o.Table, o.Key) != nil || !sameFields(w.Fields, o.Fields) {
+				continue
+			}
+			if g := record(out, k[0], k[1]); g != nil {
+				g.Key = o.Key
+			}
+			o.Key = k[1]
+			break
+		}
+	}
+	return out
+}
+
+func sameFields(a, b map[string]string) bool { return sameArgs(a, b) }
 
 // applyForm is the canonical form for dates and integers and the trimmed
 // raw value otherwise, so the intended state is written the way the
