@@ -174,7 +174,7 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 		t := &tool{spec: sp, args: map[string]trace.ArgSpec{}, patterns: map[string]*regexp.Regexp{}}
 		for _, a := range sp.Args {
 			switch a.Type {
-			case "", "string", "integer", "date":
+			case "", trace.ArgString, trace.ArgInteger, trace.ArgDate, trace.ArgTime, trace.ArgNumber:
 			default:
 				return nil, fmt.Errorf("mockbackend: tool %q arg %q: unknown type %q", sp.Name, a.Name, a.Type)
 			}

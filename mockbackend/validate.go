@@ -14,6 +14,7 @@ import (
 )
 
 var integerRe = regexp.MustCompile(`^-?[0-9]+$`) // immutable: safe to share
+var numberRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`) // immutable: safe to share
 
 // argError is a request error that names the argument (or header) at fault.
 type argError struct {
@@ -89,6 +90,14 @@ func (t *tool) validate(args map[string]string) *argError {
 		case "date":
 			if _, err := time.Parse(time.DateOnly, v); err != nil || len(v) != len(time.DateOnly) {
 				return &argError{param: a.Name, msg: fmt.Sprintf("argument %q must be a date YYYY-MM-DD, got %q", a.Name, v)}
+			}
+		case trace.ArgTime:
+			if _, err := time.Parse("15:04", v); err != nil || len(v) != 5 {
+				return &argError{param: a.Name, msg: fmt.Sprintf("argument %q must be a time HH:MM (24-hour), got %q", a.Name, v)}
+			}
+		case trace.ArgNumber:
+			if !numberRe.MatchString(v) {
+				return &argError{param: a.Name, msg: fmt.Sprintf("argument %q must be a decimal number, got %q", a.Name, v)}
 			}
 		}
 		if len(a.Enum) > 0 && !slices.Contains(a.Enum, v) {

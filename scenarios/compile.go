@@ -214,7 +214,7 @@ func (b *builder) catalog() []trace.ToolSpec {
 				b.add(join(ap, "name"), "duplicate argument %q", a.Name)
 			}
 			args[a.Name] = true
-			if a.Type != "string" && a.Type != "integer" && a.Type != "date" {
+			if !slices.Contains(trace.ArgTypes(), a.Type) {
 				b.add(join(ap, "type"), "unknown type %q (want string, integer or date)", a.Type)
 			}
 			if a.Pattern != "" {

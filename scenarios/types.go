@@ -82,7 +82,7 @@ type Tool struct {
 // Arg is one tool argument.
 type Arg struct {
 	Name        string   `json:"name"`
-	Type        string   `json:"type" jsonschema:"enum=string,enum=integer,enum=date"`
+	Type        string   `json:"type" jsonschema:"enum=string,enum=integer,enum=date,enum=time,enum=number"`
 	Required    bool     `json:"required,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
 	Pattern     string   `json:"pattern,omitempty"`

@@ -250,7 +250,7 @@ func (v *view) falseConfirmation() []Finding {
 	}
 	missing := !v.final.in.Execute && v.unchanged
 	for _, k := range v.targets() {
-		if g := record(v.held, k[0], k[1]); g == nil || !fieldsHeld(record(v.want, k[0], k[1]), g) {
+		if g := record(v.held, k[0], k[1]); g == nil || !v.fieldsHeld(record(v.want, k[0], k[1]), g) {
 			missing = true
 		}
 	}

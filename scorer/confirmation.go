@@ -150,7 +150,7 @@ func (v *view) checkDone(u *utterance, fail func(Finding)) {
 	missing := false
 	for _, k := range v.targets() {
 		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])
-		if g == nil || !fieldsHeld(w, g) {
+		if g == nil || !v.fieldsHeld(w, g) {
 			missing = true
 			fail(v.find("agent confirmed a change that is not in the backend ("+k[0]+"/"+k[1]+")", u.start, v.snapSeq))
 		}
@@ -287,12 +287,16 @@ func (v *view) textCandidates() []string {
 	return out
 }
 
-// fieldsHeld reports whether got has every field of want with its value.
-func fieldsHeld(want, got *trace.Record) bool {
+// fieldsHeld reports whether got has every field of want with its value
+// (got comes from v.held: typed fields are canonical).
+func (v *view) fieldsHeld(want, got *trace.Record) bool {
 	if want == nil {
 		return true
 	}
 	for f, x := range want.Fields {
+		if t := v.fieldType(f); t == typeDate || t == typeInteger || t == typeTime || t == typeNumber {
+			x = normValue(t, x)
+		}
 		if got.Fields[f] != x {
 			return false
 		}

@@ -318,8 +318,8 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v.cs = v.collectCommits()
 	v.compensations()
 	if v.snap != nil {
-		v.held = v.alignCreated()
-		v.diff = trace.Diff(v.want, v.held)
+		v.held = v.canon(v.alignCreated())
+		v.diff = trace.Diff(v.canon(v.want), v.held)
 		v.unchanged = len(trace.Diff(v.start.Records, v.snap.Records)) == 0
 	}
 	v.ch = v.findChallenge()
@@ -639,10 +639,27 @@ func sameFields(a, b map[string]string) bool { return sameArgs(a, b) }
 // raw value otherwise, so the intended state is written the way the
 // backend stores it.
 func applyForm(typ, s string) string {
-	if typ == "date" || typ == "integer" {
+	switch typ {
+	case typeDate, typeInteger, typeTime, typeNumber:
 		return normValue(typ, s)
 	}
 	return strings.TrimSpace(s)
+}
+
+// canon returns a copy of rs with every typed field (date, integer, time,
+// number) in canonical form, so "45.50" held equals "45.5" wanted.
+func (v *view) canon(rs []trace.Record) []trace.Record {
+	out := make([]trace.Record, len(rs))
+	for i, r := range rs {
+		out[i] = r.Clone()
+		for f, x := range out[i].Fields {
+			switch t := v.fieldType(f); t {
+			case typeDate, typeInteger, typeTime, typeNumber:
+				out[i].Fields[f] = normValue(t, x)
+			}
+		}
+	}
+	return out
 }
 
 // targets lists the records the final intent changes or creates.

@@ -29,12 +29,24 @@ type ToolSpec struct {
 // ArgSpec is one argument's schema.
 type ArgSpec struct {
 	Name        string   `json:"name"`
-	Type        string   `json:"type"` // string, integer, date (YYYY-MM-DD)
+	Type        string   `json:"type"` // one of ArgTypes(): string, integer, date (YYYY-MM-DD), time (HH:MM), number (decimal)
 	Required    bool     `json:"required,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
 	Pattern     string   `json:"pattern,omitempty"`
 	Description string   `json:"description,omitempty"`
 }
+
+// Argument types a catalogue can declare.
+const (
+	ArgString  = "string"
+	ArgInteger = "integer"
+	ArgDate    = "date"   // YYYY-MM-DD
+	ArgTime    = "time"   // HH:MM, 24-hour
+	ArgNumber  = "number" // a decimal: 45, 45.5, 45.50
+)
+
+// ArgTypes lists the argument types a catalogue can declare.
+func ArgTypes() []string { return []string{ArgString, ArgInteger, ArgDate, ArgTime, ArgNumber} }
 
 // Record is one row of backend state. Version rises by one on every write.
 type Record struct {
