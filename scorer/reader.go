@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/callproof/callproof/trace"
 )
@@ -60,13 +61,58 @@ func (f *facts) mentions(c valueClass, norm string, claimedOnly bool) bool {
 
 // lexicon is what a call's tool catalogue lets its agent claim: the past
 // forms of every consequential tool's verbs and their synonyms, and the
-// base forms that, negated, deny the action.
+// base forms that, negated, deny the action. The effect families are
+// shared read-only tables; only the verbs a catalogue adds are its own.
 type lexicon struct {
-	done     map[string]bool // "moved", "booked", "cancelled" (only with a cancel tool)
-	base     map[string]bool // "move", "book", "reschedule"
+	fams     [3]bool         // effect families in use: update, create, delete
+	done     map[string]bool // past forms of name and description verbs
+	base     map[string]bool // base forms of name and description verbs
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
+}
+
+// verbFamily is one effect's verbs with their forms, computed once.
+type verbFamily struct{ base, past map[string]bool }
+
+func newFamily(verbs []string) verbFamily {
+	f := verbFamily{base: map[string]bool{}, past: map[string]bool{}}
+	for _, w := range verbs {
+		f.base[w] = true
+		for _, p := range pastForms(w) {
+			f.past[p] = true
+		}
+	}
+	return f
+}
+
+// families are read-only after package initialisation: update, create, delete.
+var families = [3]verbFamily{newFamily(updateVerbs), newFamily(createVerbs), newFamily(deleteVerbs)}
+
+// isDone reports a past form that claims an effect of this catalogue.
+func (lx *lexicon) isDone(w string) bool {
+	if lx.done[w] {
+		return true
+	}
+	for i, on := range lx.fams {
+		if on && families[i].past[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// isBase reports a base form of one of this catalogue's verbs.
+func (lx *lexicon) isBase(w string) bool {
+	if lx.base[w] {
+		return true
+	}
+	for i, on := range lx.fams {
+		if on && families[i].base[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // Verb families by effect. A catalogue's consequential tools bring in the
@@ -171,11 +217,8 @@ func isDeleteVerb(w string) bool { return contains(deleteVerbs, w) }
 // newLexicon derives the claim vocabulary from a call's catalogue.
 func newLexicon(tools []trace.ToolSpec) *lexicon {
 	lx := &lexicon{done: map[string]bool{}, base: map[string]bool{}, nouns: map[string]bool{}}
-	known := map[string]bool{}
-	for _, fam := range [][]string{updateVerbs, createVerbs, deleteVerbs} {
-		for _, w := range fam {
-			known[w] = true
-		}
+	known := func(w string) bool {
+		return families[0].base[w] || families[1].base[w] || families[2].base[w]
 	}
 	addVerb := func(w string) {
 		if isDeleteVerb(w) {
@@ -199,26 +242,24 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		if !t.Consequential || t.Effect == trace.EffectRead {
 			continue
 		}
-		fam := updateVerbs
 		switch {
 		case t.Effect == trace.EffectCreate:
-			fam = createVerbs
+			lx.fams[1] = true
 		case t.Effect == trace.Effect("delete"):
-			fam = deleteVerbs
-		}
-		for _, w := range fam {
-			addVerb(w)
+			lx.fams[2], lx.cancel = true, true
+		default:
+			lx.fams[0] = true
 		}
 		words := nameWords(t.Name)
 		if len(words) > 0 && !lx.nouns[words[0]] {
 			addVerb(words[0])
 		}
-		if len(words) > 1 && known[words[len(words)-1]] {
+		if len(words) > 1 && known(words[len(words)-1]) {
 			addVerb(words[len(words)-1])
 		}
 		for _, d := range tokens(t.Description) {
 			for _, c := range []string{d, strings.TrimSuffix(d, "s"), strings.TrimSuffix(d, "es"), strings.TrimSuffix(d, "d"), strings.TrimSuffix(d, "ed")} {
-				if known[c] {
+				if known(c) {
 					addVerb(c)
 					break
 				}
@@ -242,11 +283,12 @@ func keyWordsOf(arg string) string {
 // read takes the claim, the values and the wait or question cues from one
 // utterance (docs/SCORING.md, "Claim reader").
 func (lx *lexicon) read(s string) facts {
-	f := facts{text: textForm(s)}
+	var f facts
 	var claims []claim
-	var ctexts []string
+	var ctexts, all []string
 	for _, cl := range clauses(s) {
-		vs := lx.scan(cl.text)
+		all = append(all, textFormOf(cl.ts))
+		vs := lx.scanTokens(cl.ts)
 		merge(&f.named, vs)
 		c, why := lx.clauseClaim(cl)
 		if cl.question {
@@ -261,7 +303,7 @@ func (lx *lexicon) read(s string) facts {
 				f.already = true
 			}
 			merge(&f.claimed, vs)
-			ctexts = append(ctexts, textForm(cl.text))
+			ctexts = append(ctexts, textFormOf(cl.ts))
 		}
 		if c != claimNone {
 			claims = append(claims, c)
@@ -274,6 +316,7 @@ func (lx *lexicon) read(s string) facts {
 			f.wait = true
 		}
 	}
+	f.text = strings.Join(all, " ")
 	f.ctext = strings.Join(ctexts, " ")
 	f.claim = combine(claims)
 	if f.claim == claimUndecided && f.why == "" {
@@ -282,9 +325,11 @@ func (lx *lexicon) read(s string) facts {
 	return f
 }
 
-func (lx *lexicon) scan(s string) valueSet {
+// scan reads the values in s.
+func (lx *lexicon) scan(s string) valueSet { return lx.scanTokens(tokens(s)) }
+
+func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
-	ts := tokens(s)
 	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}
 	sc.scan()
 	return out
@@ -329,7 +374,6 @@ func combine(cs []claim) claim {
 }
 
 type clause struct {
-	text     string
 	ts       []string
 	question bool
 }
@@ -339,61 +383,50 @@ type clause struct {
 // read one claim at a time.
 func clauses(s string) []clause {
 	var out []clause
-	cur := strings.Builder{}
-	flush := func(q bool) {
-		t := strings.TrimSpace(cur.String())
-		cur.Reset()
-		if t == "" {
-			return
+	from := 0
+	emit := func(to int, q bool) {
+		ts := tokens(s[from:to])
+		k := 0
+		for i, t := range ts {
+			if t == "but" || t == "however" || t == "although" || t == "though" {
+				if i > k {
+					out = append(out, clause{ts: ts[k:i], question: q})
+				}
+				k = i + 1
+			}
 		}
-		for _, part := range splitWords(t, []string{" but ", " however ", " although ", " though "}) {
-			out = append(out, clause{text: part, ts: tokens(part), question: q})
+		if k < len(ts) {
+			out = append(out, clause{ts: ts[k:], question: q})
 		}
 	}
-	rs := []rune(s)
-	for i, r := range rs {
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
 		switch {
 		case r == '?':
-			flush(true)
-		case r == '!' || r == ';' || r == '—' || r == '–':
-			flush(false)
-		case r == '.' && (i+1 == len(rs) || rs[i+1] == ' ' || rs[i+1] == '\n'):
-			flush(false)
-		default:
-			cur.WriteRune(r)
+			emit(i, true)
+			from = i + n
+		case r == '!' || r == ';' || r == '—' || r == '–',
+			r == '.' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n'):
+			emit(i, false)
+			from = i + n
 		}
+		i += n
 	}
-	flush(false)
+	emit(len(s), false)
 	return out
-}
-
-func splitWords(s string, seps []string) []string {
-	parts := []string{s}
-	for _, sep := range seps {
-		var next []string
-		for _, p := range parts {
-			low := strings.ToLower(p)
-			for {
-				i := strings.Index(low, sep)
-				if i < 0 {
-					break
-				}
-				next = append(next, p[:i])
-				p, low = p[i+len(sep):], low[i+len(sep):]
-			}
-			next = append(next, p)
-		}
-		parts = next
-	}
-	return parts
 }
 
 // clauseClaim reads one clause's claim about the action.
 func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 	ts := cl.ts
 	j := " " + strings.Join(ts, " ") + " "
-	for _, p := range notNegations {
-		j = strings.ReplaceAll(j, " "+p+" ", " ")
+	if strings.Contains(j, " no") {
+		for _, p := range notNegations {
+			j = strings.ReplaceAll(j, " "+p+" ", " ")
+		}
 	}
 	ws := strings.Fields(j)
 	if hasPhrase(j, unsurePhrases) {
@@ -421,9 +454,9 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 		return claimNotDone, ""
 	}
 	for i, w := range ws {
-		verb := lx.done[w] && !(sameForm[w] && !auxBefore(ws, i))
+		verb := lx.isDone(w) && !(sameForm[w] && !auxBefore(ws, i))
 		cancel := w == "cancelled" || w == "canceled" || w == "cancel"
-		if !verb && !cancel && !(neg >= 0 && lx.base[w]) {
+		if !verb && !cancel && !(neg >= 0 && lx.isBase(w)) {
 			continue
 		}
 		if cancel && !lx.cancel {
@@ -443,7 +476,7 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 		if neg >= 0 && neg < i {
 			return claimNotDone, ""
 		}
-		if !lx.done[w] && !cancel {
+		if !lx.isDone(w) && !cancel {
 			continue // a base form without negation is a plan, not a claim
 		}
 		if modalBefore(ws, i) || subordinate(ws, i) {
@@ -475,10 +508,10 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 // "updating order 5590", "I'll move it", "let me book that".
 func (lx *lexicon) plans(ws []string) bool {
 	for i, w := range ws {
-		if b, ok := strings.CutSuffix(w, "ing"); ok && (lx.base[b] || lx.base[b+"e"] || len(b) > 2 && b[len(b)-1] == b[len(b)-2] && lx.base[b[:len(b)-1]]) {
+		if b, ok := strings.CutSuffix(w, "ing"); ok && (lx.isBase(b) || lx.isBase(b+"e") || len(b) > 2 && b[len(b)-1] == b[len(b)-2] && lx.isBase(b[:len(b)-1])) {
 			return true
 		}
-		if lx.base[w] && i > 0 && (modals[ws[i-1]] || ws[i-1] == "me" || ws[i-1] == "to") {
+		if lx.isBase(w) && i > 0 && (modals[ws[i-1]] || ws[i-1] == "me" || ws[i-1] == "to") {
 			return true
 		}
 	}
@@ -488,13 +521,16 @@ func (lx *lexicon) plans(ws []string) bool {
 // restoreAt finds a restore: a restore phrase, or a done verb followed
 // within three words by "back" ("changed it back", "put booking 4471 back").
 func (lx *lexicon) restoreAt(ws []string, j string) int {
+	if !strings.Contains(j, "back") && !strings.Contains(j, "re") && !strings.Contains(j, "und") {
+		return -1
+	}
 	for _, p := range restorePhrases {
 		if k := strings.Index(j, " "+p+" "); k >= 0 {
 			return len(strings.Fields(j[:k]))
 		}
 	}
 	for i, w := range ws {
-		if !lx.done[w] && !lx.base[w] {
+		if !lx.isDone(w) && !lx.isBase(w) {
 			continue
 		}
 		for k := i + 1; k < len(ws) && k <= i+4; k++ {
@@ -576,9 +612,13 @@ func hasWord(ts []string, words []string) bool {
 	return false
 }
 
+// hasPhrase reports whether joined (space-padded words) holds one of the
+// phrases as whole words.
 func hasPhrase(joined string, phrases []string) bool {
 	for _, p := range phrases {
-		if strings.Contains(joined, " "+p+" ") {
+		if i := strings.Index(joined, p); i > 0 && joined[i-1] == ' ' && i+len(p) < len(joined) && joined[i+len(p)] == ' ' {
+			return true
+		} else if i > 0 && strings.Contains(joined[i+1:], " "+p+" ") {
 			return true
 		}
 	}

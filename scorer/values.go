@@ -161,17 +161,35 @@ func isoDate(y, m, d int) string {
 	if m < 1 || m > 12 || d < 1 || d > 31 || y < 1000 || y > 9999 {
 		return ""
 	}
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if t.Day() != d {
+	if d > daysIn(y, m) {
 		return "" // February 30th and the like
 	}
-	return t.Format(time.DateOnly)
+	b := make([]byte, 0, 10)
+	b = strconv.AppendInt(b, int64(y), 10)
+	b = append(b, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+	return string(b)
+}
+
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
 
 // parseISO accepts YYYY-MM-DD (and single-digit month or day).
 func parseISO(t string) string {
+	if len(t) < 8 || len(t) > 10 || t[4] != '-' || t[0] < '0' || t[0] > '9' {
+		return ""
+	}
 	p := strings.Split(t, "-")
 	if len(p) != 3 || len(p[0]) != 4 {
 		return ""
@@ -265,12 +283,18 @@ func idForm(s string) string {
 }
 
 // textForm is free text's canonical form: its words, space-separated.
-func textForm(s string) string {
-	ts := tokens(s)
+func textForm(s string) string { return textFormOf(tokens(s)) }
+
+// textFormOf is textForm of tokens already split (not modified).
+func textFormOf(ts []string) string {
+	var b strings.Builder
 	for i, t := range ts {
-		ts[i] = strings.Trim(t, "$#€£.")
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.Trim(t, "$#€£."))
 	}
-	return strings.Join(ts, " ")
+	return b.String()
 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
@@ -313,8 +337,10 @@ func normValue(typ, v string) string {
 		if d := parseISO(v); d != "" {
 			return d
 		}
-		if f := scanValues(v, false); onlyClass(f) != classNone {
-			return f.cur[onlyClass(f)][0]
+		if mayHoldValue(v) {
+			if f := scanValues(v, false); onlyClass(f) != classNone {
+				return f.cur[onlyClass(f)][0]
+			}
 		}
 		if strings.ContainsAny(v, "$€£") {
 			if a := amount(v); a != "" {
@@ -323,6 +349,27 @@ func normValue(typ, v string) string {
 		}
 	}
 	return strings.TrimPrefix(v, "#")
+}
+
+// mayHoldValue is a cheap test before reading a string by its shape: a
+// date, time or amount has a digit, or names a month, a weekday, noon or
+// midnight.
+func mayHoldValue(v string) bool {
+	if hasDigit(v) {
+		return true
+	}
+	for _, t := range tokens(v) {
+		if _, ok := months[t]; ok {
+			return true
+		}
+		if _, ok := weekdays[t]; ok {
+			return true
+		}
+		if t == "noon" || t == "midnight" || t == "midday" {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyClass is the class of the single date, time or amount a whole value

@@ -144,6 +144,8 @@ type view struct {
 	h           *trace.History
 	start       *trace.CallStart
 	lex         *lexicon
+	ftypes      map[string]string // field name -> argument type
+	keyFields   map[string]bool   // fields some tool keys on
 	yield       time.Duration
 	lastSeq     int
 	lastAt      time.Duration
@@ -200,24 +202,29 @@ func (v *view) kindOf(tool, name string) string {
 // fieldKind is kindOf for a record field: typeKey when some tool keys on
 // it, else the type of any tool argument of that name.
 func (v *view) fieldKind(name string) string {
-	for _, t := range v.start.Tools {
-		if t.KeyArg == name {
-			return typeKey
-		}
+	if v.keyFields[name] {
+		return typeKey
 	}
 	return v.fieldType(name)
 }
 
 // fieldType finds a field's type from any tool that takes it as argument.
-func (v *view) fieldType(name string) string {
+func (v *view) fieldType(name string) string { return v.ftypes[name] }
+
+// indexFields records, once per call, each field's type (from the first
+// tool that takes it) and which fields some tool keys on.
+func (v *view) indexFields() {
+	v.ftypes, v.keyFields = map[string]string{}, map[string]bool{}
 	for _, t := range v.start.Tools {
+		if t.KeyArg != "" {
+			v.keyFields[t.KeyArg] = true
+		}
 		for _, a := range t.Args {
-			if a.Name == name {
-				return a.Type
+			if _, ok := v.ftypes[a.Name]; !ok {
+				v.ftypes[a.Name] = a.Type
 			}
 		}
 	}
-	return ""
 }
 
 func (v *view) normArgs(tool string, args map[string]string) map[string]string {
@@ -236,6 +243,7 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v := &view{h: h, start: start, lex: newLexicon(start.Tools), byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
+	v.indexFields()
 	scale := start.TimeScale
 	if end != nil && end.TimeScale > 0 {
 		scale = end.TimeScale
