@@ -32,6 +32,24 @@ type Compiled struct {
 	Records  []trace.Record
 	Faults   []trace.Fault
 	Seed     int64
+	// Limits are the scenario's budgets (limits); a zero field keeps the
+	// harness default.
+	Limits CallLimits
+	// CustomParameters go to the agent in start.customParameters (nil when
+	// the scenario sets none).
+	CustomParameters map[string]string
+}
+
+// CallLimits is a scenario's limits block, checked. Zero means "the
+// default" in every field.
+type CallLimits struct {
+	MaxEventTextBytes        int
+	MaxCallTextBytes         int64
+	MaxHistoryBytes          int64
+	MaxHistoryEvents         int
+	MaxToolRequestsPerSecond int
+	MaxToolRequestsPerCall   int
+	IdleTimeout              time.Duration // real time
 }
 
 // Compile turns a scenario into a script, catalogue, starting records and
@@ -136,13 +154,75 @@ func (b *builder) build() *Compiled {
 		}
 	}
 	return &Compiled{
-		Scenario: s,
-		Script:   script,
-		Tools:    b.tools,
-		Records:  b.records(steps, faults),
-		Faults:   faults,
-		Seed:     SeedOf(s),
+		Scenario:         s,
+		Script:           script,
+		Tools:            b.tools,
+		Records:          b.records(steps, faults),
+		Faults:           faults,
+		Seed:             SeedOf(s),
+		Limits:           b.limits(),
+		CustomParameters: b.customParameters(),
 	}
+}
+
+// limits checks the limits block: each field written is positive and
+// within its bound.
+func (b *builder) limits() CallLimits {
+	l := b.s.Limits
+	if l == nil {
+		return CallLimits{}
+	}
+	b.positive("limits.max_event_text_bytes", int64(l.MaxEventTextBytes), MaxLimitEventTextBytes, "MaxLimitEventTextBytes")
+	b.positive("limits.max_call_text_bytes", l.MaxCallTextBytes, MaxLimitCallTextBytes, "MaxLimitCallTextBytes")
+	b.positive("limits.max_history_bytes", l.MaxHistoryBytes, MaxLimitHistoryBytes, "MaxLimitHistoryBytes")
+	b.positive("limits.max_history_events", int64(l.MaxHistoryEvents), MaxLimitHistoryEvents, "MaxLimitHistoryEvents")
+	b.positive("limits.max_tool_requests_per_second", int64(l.MaxToolRequestsPerSecond), MaxLimitToolRequestsPerSecond, "MaxLimitToolRequestsPerSecond")
+	b.positive("limits.max_tool_requests_per_call", int64(l.MaxToolRequestsPerCall), MaxLimitToolRequestsPerCall, "MaxLimitToolRequestsPerCall")
+	b.duration("limits.idle_timeout", l.IdleTimeout, MaxLimitIdleTimeout, "MaxLimitIdleTimeout", false)
+	return CallLimits{
+		MaxEventTextBytes:        max(l.MaxEventTextBytes, 0),
+		MaxCallTextBytes:         max(l.MaxCallTextBytes, 0),
+		MaxHistoryBytes:          max(l.MaxHistoryBytes, 0),
+		MaxHistoryEvents:         max(l.MaxHistoryEvents, 0),
+		MaxToolRequestsPerSecond: max(l.MaxToolRequestsPerSecond, 0),
+		MaxToolRequestsPerCall:   max(l.MaxToolRequestsPerCall, 0),
+		IdleTimeout:              max(l.IdleTimeout.D(), 0),
+	}
+}
+
+// positive checks a count that, when written, must be in 1..max; left out
+// (zero, not written) it is the default.
+func (b *builder) positive(path string, n, max int64, limit string) {
+	switch {
+	case n < 0 || (n == 0 && b.s.src.written(path)):
+		b.add(path, "must be more than 0 (leave it out for the default)")
+	case n > max:
+		b.add(path, "%d is over the limit of %d (%s)", n, max, limit)
+	}
+}
+
+// customParameters checks custom_parameters: at most MaxCustomParameters
+// entries, non-empty keys, values of at most MaxCustomParameterBytes.
+func (b *builder) customParameters() map[string]string {
+	p := b.s.CustomParameters
+	if p == nil {
+		return nil
+	}
+	if len(p) > MaxCustomParameters {
+		b.add("custom_parameters", "%d entries, more than %d (MaxCustomParameters)", len(p), MaxCustomParameters)
+	}
+	for _, k := range trace.SortedKeys(p) {
+		if k == "" {
+			b.add("custom_parameters", "empty key")
+		}
+		if len(k) > MaxKeyLen {
+			b.add(join("custom_parameters", k), "key of %d bytes, longer than %d (MaxKeyLen)", len(k), MaxKeyLen)
+		}
+		if v := p[k]; len(v) > MaxCustomParameterBytes {
+			b.add(join("custom_parameters", k), "value of %d bytes, longer than %d (MaxCustomParameterBytes)", len(v), MaxCustomParameterBytes)
+		}
+	}
+	return maps.Clone(p)
 }
 
 // duration checks a duration field against its bound (named by limit, the

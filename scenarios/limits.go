@@ -51,6 +51,27 @@ const (
 	MaxHoldSkip = 100
 	// MaxRecordVersion bounds a starting record's version.
 	MaxRecordVersion = 1000000
+
+	// MaxLimitEventTextBytes bounds limits.max_event_text_bytes.
+	MaxLimitEventTextBytes = 1 << 20
+	// MaxLimitCallTextBytes bounds limits.max_call_text_bytes.
+	MaxLimitCallTextBytes = 64 << 20
+	// MaxLimitHistoryBytes bounds limits.max_history_bytes.
+	MaxLimitHistoryBytes = 256 << 20
+	// MaxLimitHistoryEvents bounds limits.max_history_events.
+	MaxLimitHistoryEvents = 1000000
+	// MaxLimitToolRequestsPerSecond bounds
+	// limits.max_tool_requests_per_second.
+	MaxLimitToolRequestsPerSecond = 10000
+	// MaxLimitToolRequestsPerCall bounds limits.max_tool_requests_per_call.
+	MaxLimitToolRequestsPerCall = 1000000
+	// MaxLimitIdleTimeout bounds limits.idle_timeout.
+	MaxLimitIdleTimeout = 10 * time.Minute
+	// MaxCustomParameters bounds the entries of custom_parameters.
+	MaxCustomParameters = 32
+	// MaxCustomParameterBytes bounds one custom_parameters value (a key is
+	// bounded by MaxKeyLen).
+	MaxCustomParameterBytes = 1 << 10
 )
 
 // readLimited reads r up to one byte past MaxFileSize, so that an

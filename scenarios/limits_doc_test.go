@@ -36,6 +36,16 @@ func limitValues() map[string]any {
 		"MaxFaultTimes":    MaxFaultTimes,
 		"MaxHoldSkip":      MaxHoldSkip,
 		"MaxRecordVersion": MaxRecordVersion,
+
+		"MaxLimitEventTextBytes":        MaxLimitEventTextBytes,
+		"MaxLimitCallTextBytes":         MaxLimitCallTextBytes,
+		"MaxLimitHistoryBytes":          MaxLimitHistoryBytes,
+		"MaxLimitHistoryEvents":         MaxLimitHistoryEvents,
+		"MaxLimitToolRequestsPerSecond": MaxLimitToolRequestsPerSecond,
+		"MaxLimitToolRequestsPerCall":   MaxLimitToolRequestsPerCall,
+		"MaxLimitIdleTimeout":           MaxLimitIdleTimeout,
+		"MaxCustomParameters":           MaxCustomParameters,
+		"MaxCustomParameterBytes":       MaxCustomParameterBytes,
 	}
 }
 

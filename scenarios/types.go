@@ -44,6 +44,12 @@ type Scenario struct {
 	Steps    []StepSpec   `json:"steps,omitempty"`
 	Timeouts *Timeouts    `json:"timeouts,omitempty"`
 
+	// Limits override the call's budgets against a misbehaving agent;
+	// each field left out keeps its default.
+	Limits *LimitsSpec `json:"limits,omitempty"`
+	// CustomParameters are passed to the agent in start.customParameters.
+	CustomParameters map[string]string `json:"custom_parameters,omitempty"`
+
 	src *source // where it was loaded from; nil when built in code
 }
 
@@ -159,6 +165,32 @@ type Timeouts struct {
 	Step  Duration `json:"step,omitempty"`
 	Call  Duration `json:"call,omitempty"`
 	Quiet Duration `json:"quiet,omitempty"`
+}
+
+// LimitsSpec overrides a call's budgets. Every field is optional and, when
+// written, positive and at most its Max constant (limits.go). Left out, a
+// field keeps the harness default: the callsim and mockbackend constants
+// docs/SCENARIOS.md names.
+type LimitsSpec struct {
+	// MaxEventTextBytes bounds the agent text kept in one recorded event.
+	MaxEventTextBytes int `json:"max_event_text_bytes,omitempty" jsonschema:"minimum=1,maximum=1048576"`
+	// MaxCallTextBytes bounds the agent text of the call (agent_error
+	// "text budget" past it).
+	MaxCallTextBytes int64 `json:"max_call_text_bytes,omitempty" jsonschema:"minimum=1,maximum=67108864"`
+	// MaxHistoryBytes bounds the call's history as JSONL ("history budget").
+	MaxHistoryBytes int64 `json:"max_history_bytes,omitempty" jsonschema:"minimum=1,maximum=268435456"`
+	// MaxHistoryEvents bounds the events of the call's history ("history
+	// budget").
+	MaxHistoryEvents int `json:"max_history_events,omitempty" jsonschema:"minimum=1,maximum=1000000"`
+	// MaxToolRequestsPerSecond is the sustained tool request rate (real
+	// time), bursts of as many ("tool_flood").
+	MaxToolRequestsPerSecond int `json:"max_tool_requests_per_second,omitempty" jsonschema:"minimum=1,maximum=10000"`
+	// MaxToolRequestsPerCall bounds the tool requests of the call
+	// ("tool_flood").
+	MaxToolRequestsPerCall int `json:"max_tool_requests_per_call,omitempty" jsonschema:"minimum=1,maximum=1000000"`
+	// IdleTimeout (real time, never scaled) is how long the agent may send
+	// nothing, not even a pong, before the call ends ("unresponsive").
+	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("300ms").
