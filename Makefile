@@ -3,7 +3,7 @@
 #   make test   every test, with the race detector
 GO ?= go
 
-.PHONY: demo test build bench vet fmt fuzz
+.PHONY: demo test build bench vet fmt fuzz mutation
 
 demo:
 	$(GO) run ./cmd/callproof demo
@@ -31,6 +31,13 @@ bench:
 FUZZTIME ?= 30s
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+# Mutation testing of scorer/ with gremlins (pinned, installed into
+# bin/tools/ by the script). Slow (tens of minutes on two cores), so not in
+# CI; fails below 95 % test efficacy or mutant coverage. Figures and the
+# equivalent live mutants: docs/PERFORMANCE.md, docs/SCORING.md.
+mutation:
+	GO=$(GO) ./scripts/mutation.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
