@@ -1,0 +1,215 @@
+package callsim_test
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/nativews"
+)
+
+// docs/PROTOCOL.md states a checked value as VALUE (`pkg.Name`): a number
+// with an optional unit, a Go duration, or a `quoted` string, followed by
+// the constant it must equal. This test checks every such reference to a
+// callsim or nativews constant, and that every constant below is
+// referenced.
+
+// callsimDocConsts is every agent-visible constant of callsim and nativews
+// by the name the docs use.
+func callsimDocConsts() map[string]any {
+	return map[string]any{
+		"callsim.DefaultMaxFrameBytes":        callsim.DefaultMaxFrameBytes,
+		"callsim.DefaultMaxMessagesPerSecond": callsim.DefaultMaxMessagesPerSecond,
+		"callsim.DefaultMaxMessagesPerCall":   callsim.DefaultMaxMessagesPerCall,
+		"callsim.DefaultMaxEventTextBytes":    callsim.DefaultMaxEventTextBytes,
+		"callsim.DefaultMaxCallTextBytes":     callsim.DefaultMaxCallTextBytes,
+		"callsim.DefaultMaxHistoryBytes":      callsim.DefaultMaxHistoryBytes,
+		"callsim.DefaultMaxHistoryEvents":     callsim.DefaultMaxHistoryEvents,
+		"callsim.DefaultMinIdleTimeout":       callsim.DefaultMinIdleTimeout,
+		"callsim.DefaultAckWait":              callsim.DefaultAckWait,
+		"callsim.DefaultDialTimeout":          callsim.DefaultDialTimeout,
+		"callsim.DefaultStopTimeout":          callsim.DefaultStopTimeout,
+		"callsim.DefaultCloseTimeout":         callsim.DefaultCloseTimeout,
+		"callsim.DefaultStepTimeout":          callsim.DefaultStepTimeout,
+		"callsim.DefaultCallTimeout":          callsim.DefaultCallTimeout,
+		"callsim.DefaultQuiet":                callsim.DefaultQuiet,
+		"callsim.DefaultNoise":                callsim.DefaultNoise,
+		"callsim.WordDuration":                callsim.WordDuration,
+		"callsim.MinSpeech":                   callsim.MinSpeech,
+		"callsim.CallDeadlineSlack":           callsim.CallDeadlineSlack,
+		"callsim.TruncationMarker":            callsim.TruncationMarker,
+		"callsim.ReasonDial":                  callsim.ReasonDial,
+		"callsim.ReasonClosed":                callsim.ReasonClosed,
+		"callsim.ReasonConnLost":              callsim.ReasonConnLost,
+		"callsim.ReasonGarbageFrame":          callsim.ReasonGarbageFrame,
+		"callsim.ReasonOversizedFrame":        callsim.ReasonOversizedFrame,
+		"callsim.ReasonFlood":                 callsim.ReasonFlood,
+		"callsim.ReasonTextBudget":            callsim.ReasonTextBudget,
+		"callsim.ReasonHistoryBudget":         callsim.ReasonHistoryBudget,
+		"callsim.ReasonUnresponsive":          callsim.ReasonUnresponsive,
+		"callsim.ReasonNoResponse":            callsim.ReasonNoResponse,
+		"callsim.ReasonCallTimeout":           callsim.ReasonCallTimeout,
+		"nativews.DefaultWriteTimeout":        nativews.DefaultWriteTimeout,
+		"nativews.CloseGrace":                 nativews.CloseGrace,
+		"nativews.PingsPerIdle":               nativews.PingsPerIdle,
+		"nativews.MinPingInterval":            nativews.MinPingInterval,
+	}
+}
+
+// callsimUndocumented are exported constants PROTOCOL.md leaves out on
+// purpose, with why.
+var callsimUndocumented = map[string]string{
+	"nativews.DefaultMaxFrameBytes": "the transport's limit until callsim sets its own (callsim.DefaultMaxFrameBytes) before the first read",
+	"nativews.InboxFrames":          "internal buffering, invisible to an agent",
+	"callsim.ReasonAborted":         "only for a Call.Abort without a reason; the harness always gives one (the backend's tool_flood violation)",
+}
+
+// docRef is VALUE (`pkg.Name`) anywhere in a doc.
+var docRef = regexp.MustCompile("(`[^`]+`|[0-9][0-9.,]*(?:ms|s|m|h)?(?: (?:KiB|MiB|bytes))?) \\(`([a-z]+\\.\\w+)`\\)")
+
+// docRefs reads every checked reference of a doc whose package is one of
+// pkgs: name -> the values written for it.
+func docRefs(t *testing.T, path string, pkgs ...string) map[string][]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, m := range docRef.FindAllStringSubmatch(string(raw), -1) {
+		pkg, _, _ := strings.Cut(m[2], ".")
+		for _, p := range pkgs {
+			if p == pkg {
+				out[m[2]] = append(out[m[2]], m[1])
+			}
+		}
+	}
+	return out
+}
+
+// docValue reads a written value as the type of want: a Go duration, a
+// count with an optional KiB/MiB/bytes unit (commas allowed), or a
+// `quoted` string.
+func docValue(want any, s string) (any, error) {
+	if q, ok := strings.CutPrefix(s, "`"); ok {
+		return strings.TrimSuffix(q, "`"), nil
+	}
+	switch want.(type) {
+	case time.Duration:
+		return time.ParseDuration(s)
+	case string:
+		return nil, fmt.Errorf("want a `quoted` string")
+	}
+	num, unit, _ := strings.Cut(s, " ")
+	n, err := strconv.ParseInt(strings.ReplaceAll(num, ",", ""), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	switch unit {
+	case "", "bytes":
+	case "KiB":
+		n <<= 10
+	case "MiB":
+		n <<= 20
+	default:
+		return nil, fmt.Errorf("unknown unit %q", unit)
+	}
+	return n, nil
+}
+
+// normalise makes constants of any integer kind comparable with docValue.
+func normalise(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	}
+	return v
+}
+
+// exportedConsts lists the exported constants declared in the non-test Go
+// files of dir, as pkg.Name.
+func exportedConsts(t *testing.T, dir, pkg string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	var names []string
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					if n.IsExported() {
+						names = append(names, pkg+"."+n.Name)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestProtocolDocMatchesCallsim(t *testing.T) {
+	code := callsimDocConsts()
+	declared := append(exportedConsts(t, ".", "callsim"), exportedConsts(t, "nativews", "nativews")...)
+	for _, name := range declared {
+		_, mapped := code[name]
+		_, skipped := callsimUndocumented[name]
+		assert.True(t, mapped || skipped, "%s: a new constant; add it to docs/PROTOCOL.md and callsimDocConsts (or callsimUndocumented, with why)", name)
+	}
+
+	doc := docRefs(t, "../docs/PROTOCOL.md", "callsim", "nativews")
+	for name, want := range code {
+		written, ok := doc[name]
+		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s as VALUE (`%s`)", name, name) {
+			continue
+		}
+		for _, w := range written {
+			got, err := docValue(want, w)
+			if assert.NoError(t, err, "%s: value %q", name, w) {
+				assert.Equal(t, normalise(want), normalise(got), "%s: docs/PROTOCOL.md says %s", name, w)
+			}
+		}
+	}
+	for name := range doc {
+		_, ok := code[name]
+		assert.True(t, ok, "docs/PROTOCOL.md refers to %s, which callsimDocConsts does not know", name)
+	}
+}
+
+// The defaults PROTOCOL.md states in prose are the ones a Simulator fills
+// in: DefaultLimits carries the budget constants checked above.
+func TestProtocolDocDefaultLimits(t *testing.T) {
+	l := callsim.DefaultLimits()
+	assert.Equal(t, callsim.Limits{
+		MaxFrameBytes:        callsim.DefaultMaxFrameBytes,
+		MaxMessagesPerSecond: callsim.DefaultMaxMessagesPerSecond,
+		MaxMessagesPerCall:   callsim.DefaultMaxMessagesPerCall,
+		MaxEventTextBytes:    callsim.DefaultMaxEventTextBytes,
+		MaxCallTextBytes:     callsim.DefaultMaxCallTextBytes,
+		MaxHistoryBytes:      callsim.DefaultMaxHistoryBytes,
+		MaxHistoryEvents:     callsim.DefaultMaxHistoryEvents,
+	}, l)
+	assert.Equal(t, callsim.DefaultMaxFrameBytes, nativews.DefaultMaxFrameBytes, "one frame limit before and after SetFrameLimit")
+}
