@@ -1,0 +1,327 @@
+package mockbackend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// docs/PROTOCOL.md states a checked value as VALUE (`pkg.Name`); this file
+// checks the mockbackend ones, the table of tool answers and the claims
+// the page makes about Go clients.
+
+// backendDocConsts is every agent-visible constant of mockbackend by the
+// name the docs use (maxKeyLen is unexported but stated).
+func backendDocConsts() map[string]any {
+	return map[string]any{
+		"mockbackend.DefaultRequestsPerSecond": DefaultRequestsPerSecond,
+		"mockbackend.DefaultRequestsPerCall":   DefaultRequestsPerCall,
+		"mockbackend.ReasonToolFlood":          ReasonToolFlood,
+		"mockbackend.MaxBodyBytes":             MaxBodyBytes,
+		"mockbackend.DefaultBodyTimeout":       DefaultBodyTimeout,
+		"mockbackend.MinBodyTimeout":           MinBodyTimeout,
+		"mockbackend.ServerReadHeaderTimeout":  ServerReadHeaderTimeout,
+		"mockbackend.ServerReadTimeout":        ServerReadTimeout,
+		"mockbackend.ServerIdleTimeout":        ServerIdleTimeout,
+		"mockbackend.DefaultHoldMax":           DefaultHoldMax,
+		"mockbackend.maxKeyLen":                maxKeyLen,
+	}
+}
+
+// backendUndocumented are exported constants PROTOCOL.md leaves out on
+// purpose, with why.
+var backendUndocumented = map[string]string{
+	"mockbackend.DefaultRejectedLogSize": "the server's own log of refused requests, invisible to an agent",
+	"mockbackend.CloseWait":              "how long closing a call waits for its requests, invisible to an agent",
+}
+
+var docRef = regexp.MustCompile("(`[^`]+`|[0-9][0-9.,]*(?:ms|s|m|h)?(?: (?:KiB|MiB|bytes))?) \\(`([a-z]+\\.\\w+)`\\)")
+
+func readProtocolDoc(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/PROTOCOL.md")
+	require.NoError(t, err)
+	return string(raw)
+}
+
+// docRefs reads every VALUE (`pkg.Name`) of the doc for pkg.
+func docRefs(doc, pkg string) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range docRef.FindAllStringSubmatch(doc, -1) {
+		if strings.HasPrefix(m[2], pkg+".") {
+			out[m[2]] = append(out[m[2]], m[1])
+		}
+	}
+	return out
+}
+
+// docValue reads a written value as the type of want.
+func docValue(want any, s string) (any, error) {
+	if q, ok := strings.CutPrefix(s, "`"); ok {
+		return strings.TrimSuffix(q, "`"), nil
+	}
+	switch want.(type) {
+	case time.Duration:
+		return time.ParseDuration(s)
+	case string:
+		return nil, fmt.Errorf("want a `quoted` string")
+	}
+	num, unit, _ := strings.Cut(s, " ")
+	n, err := strconv.ParseInt(strings.ReplaceAll(num, ",", ""), 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	switch unit {
+	case "", "bytes":
+	case "KiB":
+		n <<= 10
+	case "MiB":
+		n <<= 20
+	default:
+		return nil, fmt.Errorf("unknown unit %q", unit)
+	}
+	return int(n), nil
+}
+
+func exportedBackendConsts(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var names []string
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, s := range g.Specs {
+					for _, n := range s.(*ast.ValueSpec).Names {
+						if n.IsExported() {
+							names = append(names, "mockbackend."+n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestProtocolDocMatchesBackend(t *testing.T) {
+	code := backendDocConsts()
+	for _, name := range exportedBackendConsts(t) {
+		_, mapped := code[name]
+		_, skipped := backendUndocumented[name]
+		assert.True(t, mapped || skipped, "%s: a new constant; add it to docs/PROTOCOL.md and backendDocConsts (or backendUndocumented, with why)", name)
+	}
+	doc := docRefs(readProtocolDoc(t), "mockbackend")
+	for name, want := range code {
+		written, ok := doc[name]
+		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s as VALUE (`%s`)", name, name) {
+			continue
+		}
+		for _, w := range written {
+			got, err := docValue(want, w)
+			if assert.NoError(t, err, "%s: value %q", name, w) {
+				assert.EqualValues(t, want, got, "%s: docs/PROTOCOL.md says %s", name, w)
+			}
+		}
+	}
+	for name := range doc {
+		_, ok := code[name]
+		assert.True(t, ok, "docs/PROTOCOL.md refers to %s, which backendDocConsts does not know", name)
+	}
+	// Budget{} takes the stated defaults.
+	m := newMeter(Budget{})
+	assert.EqualValues(t, DefaultRequestsPerSecond, m.rate)
+	assert.Equal(t, DefaultRequestsPerCall, m.perCall)
+}
+
+// answerRow is one row of PROTOCOL.md's table of tool answers.
+type answerRow struct {
+	status int
+	typ    string
+}
+
+var answerLine = regexp.MustCompile("^\\| ([0-9]{3}) \\| `([a-z_]+)` \\|")
+
+// docAnswers reads the rows with one status and one error type from the
+// table under ### Responses.
+func docAnswers(t *testing.T) map[answerRow]bool {
+	t.Helper()
+	_, sec, ok := strings.Cut(readProtocolDoc(t), "\n### Responses\n")
+	require.True(t, ok, "docs/PROTOCOL.md has no ### Responses")
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	out := map[answerRow]bool{}
+	for _, line := range strings.Split(sec, "\n") {
+		if m := answerLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out[answerRow{n, m[2]}] = true
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestProtocolDocAnswers provokes every error answer the table lists and
+// checks the table lists exactly those.
+func TestProtocolDocAnswers(t *testing.T) {
+	s := testServer(t, Options{})
+	n := 0
+	open := func(mod func(*CallConfig)) *fixture {
+		n++
+		return openCall(t, s, fmt.Sprintf("doc-%d", n), mod)
+	}
+	got := map[answerRow]string{}
+	note := func(what string, r resp) {
+		t.Helper()
+		require.NoError(t, r.err, what)
+		got[answerRow{r.status, r.errType(t)}] = what
+	}
+	order := func(num string) map[string]any { return map[string]any{"order_number": num} }
+
+	f := open(nil)
+	note("missing argument", f.post("update_order", map[string]any{"delivery_date": "2026-12-03"}))
+	note("bad X-State-Version", f.post("get_order", order("5590"), withVersion("five")))
+	note("long key", f.post("get_order", order("5590"), withKey(strings.Repeat("k", maxKeyLen+1))))
+	require.Equal(t, http.StatusOK, f.post("update_order", update("5590", "2026-12-03"), withKey("k")).status)
+	note("key reused", f.post("update_order", update("5590", "2026-12-05"), withKey("k")))
+	note("no token", f.post("get_order", order("5590"), withToken("")))
+	note("another token", f.post("get_order", order("5590"), withToken(open(nil).call.Token())))
+	note("unknown tool", f.post("cancel_everything", order("5590")))
+	note("no record", f.post("get_order", order("9999")))
+	note("too large", f.post("get_order", `{"order_number":"`+strings.Repeat("1", MaxBodyBytes)+`"}`))
+
+	req, err := http.NewRequest(http.MethodGet, f.call.BaseURL()+"/get_order", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.call.Token())
+	res, err := f.client.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "GET on a tool: no 405")
+
+	// A body that never arrives.
+	slow := open(func(c *CallConfig) { c.BodyTimeout = time.Millisecond })
+	note("slow body", rawPost(t, slow, "get_order", 10, `{"ord`))
+
+	held := open(nil)
+	require.NoError(t, held.call.Hold("h", nil, 0))
+	first := held.async(context.Background(), "update_order", update("5590", "2026-12-03"), withKey("k"))
+	waitFor(t, held.rec, kindOf(trace.KindToolHeld, "r1"))
+	note("key in use", held.post("update_order", update("5590", "2026-12-03"), withKey("k")))
+	held.call.Close()
+	note("closed while held", recv(t, first))
+	note("call over", held.post("get_order", order("5590")))
+
+	f = open(func(c *CallConfig) {
+		c.Records = append(c.Records, trace.Record{Table: "shipments", Key: "shipments-2", Version: 1})
+	})
+	note("create over an existing key", f.post("ship_order", order("5590")))
+
+	f = open(func(c *CallConfig) { c.Budget = Budget{PerCall: 1} })
+	require.Equal(t, http.StatusOK, f.post("get_order", order("5590")).status)
+	note("over the budget", f.post("get_order", order("5590")))
+
+	f = open(func(c *CallConfig) { c.Faults = []trace.Fault{{Kind: trace.FaultStatus, Status: 503}} })
+	require.Equal(t, answerRow{503, "server_error"}, func() answerRow { r := f.post("get_order", order("5590")); return answerRow{r.status, r.errType(t)} }())
+	f = open(func(c *CallConfig) { c.Faults = []trace.Fault{{Kind: trace.FaultStatus, Status: 418}} })
+	require.Equal(t, answerRow{418, "request_failed"}, func() answerRow { r := f.post("get_order", order("5590")); return answerRow{r.status, r.errType(t)} }())
+
+	f = open(func(c *CallConfig) { c.Faults = []trace.Fault{{Kind: trace.FaultLateSuccess, Delay: time.Millisecond}} })
+	r := f.post("update_order", update("5590", "2026-12-03"))
+	require.Equal(t, http.StatusAccepted, r.status)
+	require.Equal(t, map[string]any{"ok": true, "status": "pending", "operation": "op-1"}, r.json(t))
+
+	doc := docAnswers(t)
+	for row, what := range got {
+		assert.True(t, doc[row], "%s answers %d %s, which docs/PROTOCOL.md's table of answers lacks", what, row.status, row.typ)
+	}
+	for row := range doc {
+		_, ok := got[row]
+		assert.True(t, ok, "docs/PROTOCOL.md lists %d %s, which this test never provoked", row.status, row.typ)
+	}
+}
+
+// rawPost sends headers promising n bytes of body, then only part, and
+// returns the answer.
+func rawPost(t *testing.T, f *fixture, tool string, n int, part string) resp {
+	t.Helper()
+	u, err := url.Parse(f.call.BaseURL() + "/" + tool)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", u.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
+		u.Path, u.Host, f.call.Token(), n, part)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(res.Body)
+	return resp{status: res.StatusCode, body: b.String()}
+}
+
+// TestProtocolDocGoRetry checks what PROTOCOL.md says about Go's
+// Transport: after a dropped response on a reused connection it re-sends a
+// request that carries an Idempotency-Key (which is then replayed), and
+// not one whose GetBody is cleared.
+func TestProtocolDocGoRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		noGetBody bool
+		retried   bool
+	}{{"keyed request is re-sent", false, true}, {"GetBody nil is not", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *CallConfig) {
+				c.Faults = []trace.Fault{{Kind: trace.FaultDropResp, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1}}
+			})
+			// Warm the connection so the next request goes over a reused one.
+			require.Equal(t, http.StatusOK, f.post("get_order", map[string]any{"order_number": "5590"}).status)
+			body, _ := json.Marshal(update("5590", "2026-12-03"))
+			req, err := http.NewRequest(http.MethodPost, f.call.BaseURL()+"/update_order", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+f.call.Token())
+			req.Header.Set("Idempotency-Key", "k")
+			if tc.noGetBody {
+				req.GetBody = nil
+			}
+			res, err := f.client.Do(req)
+			if tc.retried {
+				require.NoError(t, err, "the Transport hides the drop")
+				res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				one(t, f.rec, kindOf(trace.KindToolReplayed, "r3"))
+			} else {
+				require.Error(t, err, "the drop is seen")
+				require.Empty(t, find(f.rec, kindOf(trace.KindToolReceived, "r3")))
+			}
+			require.Equal(t, 2, f.record("orders", "5590").Version, "one commit either way")
+		})
+	}
+}
