@@ -89,6 +89,7 @@ const (
 	ReasonUnresponsive   = "unresponsive"                // nothing from the agent, not even a pong, for Limits.IdleTimeout
 	ReasonNoResponse     = "no response"                 // no agent speech within the step timeout after the caller's first final
 	ReasonCallTimeout    = "call timeout"                // the script outlasted the call timeout
+	ReasonAborted        = "aborted"                     // Call.Abort fired without a reason
 )
 
 // TruncationMarker ends agent text cut to Limits.MaxEventTextBytes in a
@@ -176,6 +177,12 @@ type Call struct {
 	// Limits overrides the Simulator's limits for this call (per-scenario
 	// budgets); zero fields keep the Simulator's.
 	Limits Limits
+	// Abort, when set, ends the call early as agent_error: the first
+	// string received is the reason (ReasonAborted if the channel is
+	// closed or the string empty). The harness uses it for what only it
+	// sees, such as the mock backend's tool request budget. An ending
+	// already settled wins.
+	Abort <-chan string
 }
 
 // Result is what the simulator saw. Outcome is "" when the call ran to its

@@ -100,6 +100,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	r, unsub := s.newRun(ctx, c)
 	defer unsub()
 	defer r.stop(nil)
+	if c.Abort != nil {
+		go r.watchAbort(c.Abort)
+	}
 
 	dctx, dcancel := context.WithTimeout(ctx, s.opts.DialTimeout)
 	conn, err := c.Transport.Dial(dctx, c.AgentURL)
@@ -169,13 +172,30 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	return res
 }
 
+// watchAbort ends the call with the reason Call.Abort delivers; it
+// returns when the call ends (Run cancels base on its way out).
+func (r *run) watchAbort(abort <-chan string) {
+	select {
+	case reason := <-abort:
+		if reason == "" {
+			reason = ReasonAborted
+		}
+		r.stop(agentError(reason))
+	case <-r.base.Done():
+	}
+}
+
+// LimitsFor returns the limits c runs under: c.Limits over the
+// Simulator's, field by field.
+func (s *Simulator) LimitsFor(c Call) Limits { return c.Limits.or(s.opts.Limits) }
+
 // newRun sets up one call: its limits, its context and the recorder
 // subscription that feeds the runner and keeps the history's size. The
 // returned func unsubscribes.
 func (s *Simulator) newRun(ctx context.Context, c Call) (*run, func()) {
 	r := &run{
 		s: s, c: c, rec: c.Recorder,
-		lim:      c.Limits.or(s.opts.Limits),
+		lim:      s.LimitsFor(c),
 		in:       &inbox{wake: make(chan struct{}, 1)},
 		ackCh:    make(chan native.Ack, 1),
 		marks:    map[string]int{},

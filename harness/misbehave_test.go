@@ -131,8 +131,10 @@ func fxMisbehaviours() []fxMisbehaviour {
 		{"floods", func(a *fxFake) {
 			a.ack()
 			a.next()
+			// Speech frames: only speech answers the caller, so the flood,
+			// not the no-response rule, ends the call.
 			for range 5000 {
-				if a.sendRaw(`{"event":"state","state":{"version":1,"slots":{}}}`) != nil {
+				if a.sendRaw(`{"event":"agent_speech","agentSpeech":{"id":"a1","phase":"text","text":"x"}}`) != nil {
 					break // the caller hung up on us
 				}
 			}

@@ -164,21 +164,55 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	}
 	bc, err := r.Backend.Open(mockbackend.CallConfig{
 		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
+		Budget: mockbackend.Budget{PerSecond: c.Limits.MaxToolRequestsPerSecond, PerCall: c.Limits.MaxToolRequestsPerCall},
 	})
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)
 	}
-	res := r.Simulator.Run(ctx, callsim.Call{
+	sc := callsim.Call{
 		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: r.Transport,
-		Tools: native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
-	})
+		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
+		CustomParameters: c.CustomParameters,
+		Limits: callsim.Limits{
+			MaxEventTextBytes: c.Limits.MaxEventTextBytes, MaxCallTextBytes: c.Limits.MaxCallTextBytes,
+			MaxHistoryBytes: c.Limits.MaxHistoryBytes, MaxHistoryEvents: c.Limits.MaxHistoryEvents,
+			IdleTimeout: c.Limits.IdleTimeout,
+		},
+	}
+	// The history's size, kept from here to the end, so the wait for tool
+	// requests after the script (settle) stops at the same budget the
+	// simulator enforces during the call.
+	meter := newHistoryMeter(r.Simulator.LimitsFor(sc), rec)
+	defer meter.stop()
+	// The backend alone sees the tool request budget break: end the call
+	// there and then, with the backend's reason.
+	abort := make(chan string, 1)
+	ran := make(chan struct{})
+	go func() {
+		select {
+		case <-bc.Exceeded():
+			abort <- bc.Violation()
+		case <-ran:
+		}
+	}()
+	sc.Abort = abort
+	res := r.Simulator.Run(ctx, sc)
+	close(ran)
 	// A hang-up is not a withdrawal: let tool requests already on their way
 	// finish (a held write auto-releases, a slow one answers), bounded by
-	// the step timeout, so the snapshot shows where they landed. Then Close
-	// stops timers and fails whatever is still held.
-	settle(ctx, rec, r.clock(), time.Duration(float64(c.Script.StepTimeout)*effectiveScale(res.TimeScale, scale)))
+	// the step timeout, so the snapshot shows where they landed. An agent
+	// over its tool request or history budget gets no such wait. Then
+	// Close stops timers, fails whatever is still held and refuses every
+	// later request (410, kept only in the server's Rejected log), so
+	// nothing more enters the history.
+	settle(ctx, rec, r.clock(), time.Duration(float64(c.Script.StepTimeout)*effectiveScale(res.TimeScale, scale)), bc.Exceeded(), meter.over)
 	bc.Close()
 	outcome, reason := res.Outcome, res.Reason
+	// The budget broken after the script was done (while settling) is the
+	// agent's fault all the same.
+	if v := bc.Violation(); v != "" && (outcome == "" || outcome == trace.OutcomeExcluded) {
+		outcome, reason = trace.OutcomeAgentError, v
+	}
 	// A dead backend explains whatever the call saw, an exclusion included
 	// (a trigger on a tool event misses when no tool call can land): the
 	// call proves nothing and must be re-run, so it is never excluded.
@@ -209,10 +243,18 @@ func effectiveScale(used, offered float64) float64 {
 }
 
 // settle waits until no tool request of the call is open, or bound, or
-// the run is cancelled (a cancelled call proves nothing: no need to wait).
-func settle(ctx context.Context, rec *trace.Recorder, clock trace.Clock, bound time.Duration) {
+// the run is cancelled (a cancelled call proves nothing: no need to wait),
+// or either of stop closes.
+func settle(ctx context.Context, rec *trace.Recorder, clock trace.Clock, bound time.Duration, stop ...<-chan struct{}) {
 	deadline := clock.Now().Add(bound)
 	for ctx.Err() == nil {
+		for _, s := range stop {
+			select {
+			case <-s:
+				return
+			default:
+			}
+		}
 		open := map[string]bool{}
 		for _, e := range rec.Events() {
 			d, ok := e.Data.(*trace.ToolEvent)

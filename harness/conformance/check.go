@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/trace"
 )
@@ -122,18 +124,42 @@ func Run(ctx context.Context, env *harness.Env, agentURL string, o Options) (Rep
 	r.Concurrency = 1
 	r.TimeScale = o.TimeScale
 	r.Suite, r.Agent = "check", agentURL
+	since := env.Clock.Now()
 	results, err := r.Run(ctx, agentURL, cases)
 	if err != nil {
 		return rep, err
 	}
+	refused := env.Backend.Rejected()
 	for i, res := range results {
-		rep.Items = append(rep.Items, judge(calls[i].name, res.History)...)
+		rep.Items = append(rep.Items, judge(calls[i].name, res.History, authRefusals(refused, res.History.Call, since))...)
 	}
 	return rep, nil
 }
 
-// judge inspects one call's history message by message.
-func judge(name string, h *trace.History) []Item {
+// authRefusals picks the requests the backend refused for want of a valid
+// token (401, 403) on call id since the check began. Such requests never
+// reach the call, so they are in the server's log, not in the history.
+func authRefusals(log []mockbackend.RejectedRequest, id string, since time.Time) []mockbackend.RejectedRequest {
+	var out []mockbackend.RejectedRequest
+	for _, rr := range log {
+		if rr.CallID == id && !rr.At.Before(since) && (rr.Status == http.StatusUnauthorized || rr.Status == http.StatusForbidden) {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// toolOf is the tool a refused request's path names (…/tools/{tool}).
+func toolOf(path string) string {
+	if i := strings.LastIndex(path, "/tools/"); i >= 0 {
+		return path[i+len("/tools/"):]
+	}
+	return path
+}
+
+// judge inspects one call's history message by message; refused are the
+// call's requests the backend turned away before they reached it.
+func judge(name string, h *trace.History, refused []mockbackend.RejectedRequest) []Item {
 	var items []Item
 	add := func(msg string, lv Level, format string, args ...any) {
 		items = append(items, Item{Call: name, Message: msg, Level: lv, Detail: fmt.Sprintf(format, args...)})
@@ -281,10 +307,11 @@ func judge(name string, h *trace.History) []Item {
 			add("sound", OK, "kept speaking through the cough")
 		}
 	}
+	for _, rr := range refused {
+		add("tool auth", Fail, "%s %s refused %d (%s): send Authorization: Bearer <token from start.tools.token>", rr.Method, toolOf(rr.Path), rr.Status, rr.Reason)
+	}
 	for _, t := range rejected {
 		switch t.Status {
-		case 401, 403:
-			add("tool auth", Fail, "%s %s rejected %d: send Authorization: Bearer <token from start.tools.token>", t.Ref, t.Tool, t.Status)
 		case 400:
 			add("tool args", Fail, "%s %s rejected 400: %s", t.Ref, t.Tool, t.Error)
 		default:
@@ -293,7 +320,7 @@ func judge(name string, h *trace.History) []Item {
 	}
 	if len(received) == 0 {
 		add("tool calls", Fail, "no tool call reached the backend: POST {baseUrl}/{tool} with the catalogue's arguments")
-	} else if len(rejected) == 0 {
+	} else if len(rejected) == 0 && len(refused) == 0 {
 		add("tool calls", OK, "%d tool call(s) authenticated and valid", len(received))
 	}
 	keyed, versioned, consN := 0, 0, 0
