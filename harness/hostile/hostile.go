@@ -1,0 +1,563 @@
+// Package hostile holds misbehaving test agents: each speaks the native
+// protocol well enough to get a call going, then attacks the harness in
+// one way (a stalled tool request body, huge frames, a text or tool
+// request flood, requests into other calls), or in all of them at once
+// (Worst), staying under each limit so the call lasts. They serve the
+// harness's robustness tests and `callproof agent hostile`; they never
+// import scenarios, like any agent under test.
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// Behaviour names one way of misbehaving.
+type Behaviour string
+
+// Behaviours.
+const (
+	// PartialBody sends a tool request announcing a 100-byte body, sends
+	// 10 bytes and keeps the socket open.
+	PartialBody Behaviour = "partial-body"
+	// SlowBody sends a tool request body one byte a second.
+	SlowBody Behaviour = "slow-body"
+	// HugeFrames sends Options.Frames agent_speech frames of almost
+	// Options.FrameBytes each (a short text and a large unknown field),
+	// then ends its utterance and hangs up.
+	HugeFrames Behaviour = "huge-frames"
+	// TextFlood sends agent_speech text of 4 KiB a frame until the caller
+	// hangs up.
+	TextFlood Behaviour = "text-flood"
+	// ToolFlood sends Options.Requests tool requests from 8 workers.
+	ToolFlood Behaviour = "tool-flood"
+	// CrossCall sends requests into other calls: its own token on their
+	// paths and their tokens (Options.Peers) on its own path, then speaks
+	// and hangs up.
+	CrossCall Behaviour = "cross-call"
+	// Worst floods huge frames, text, unknown messages and tool requests
+	// at once, each just under its default limit, for as long as the call
+	// lasts.
+	Worst Behaviour = "worst"
+)
+
+// Behaviours lists every behaviour.
+func Behaviours() []Behaviour {
+	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, Worst}
+}
+
+// The default limits Worst stays under (callsim's and mockbackend's
+// defaults, restated: agents never import the harness).
+const (
+	maxFrameBytes   = 1 << 20
+	framesPerSecond = 500
+	framesPerCall   = 20000
+	eventTextBytes  = 4 << 10
+	callTextBytes   = 256 << 10
+	historyBytes    = 2 << 20
+	toolsPerSecond  = 20
+	toolsPerCall    = 500
+)
+
+// Options configure an Agent. Zero values take the defaults.
+type Options struct {
+	Behaviour Behaviour
+	// Frames HugeFrames sends; default 64.
+	Frames int
+	// FrameBytes is the size HugeFrames and Worst aim their big frames at;
+	// default 1 MiB less 1 KiB.
+	FrameBytes int
+	// Requests ToolFlood sends; default 3000.
+	Requests int
+	// Peers returns other calls' tools, for CrossCall.
+	Peers func() []native.Tools
+	// Client for tool requests; default one with a 10 s timeout.
+	Client *http.Client
+}
+
+// Agent serves one behaviour on every connection. Close ends every call
+// in progress (and the sockets it holds open) and waits for them.
+type Agent struct {
+	opts     Options
+	up       websocket.Upgrader
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[net.Conn]bool // raw sockets held open (partial and slow bodies)
+	finished int
+}
+
+// New makes an agent.
+func New(o Options) (*Agent, error) {
+	if o.Behaviour == "" {
+		o.Behaviour = Worst
+	}
+	known := false
+	for _, b := range Behaviours() {
+		known = known || b == o.Behaviour
+	}
+	if !known {
+		return nil, fmt.Errorf("hostile: unknown behaviour %q", o.Behaviour)
+	}
+	if o.Frames <= 0 {
+		o.Frames = 64
+	}
+	if o.FrameBytes <= 0 {
+		o.FrameBytes = maxFrameBytes - 1<<10
+	}
+	if o.Requests <= 0 {
+		o.Requests = 3000
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Agent{opts: o, ctx: ctx, cancel: cancel, conns: map[net.Conn]bool{},
+		up: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 64 << 10}}, nil
+}
+
+// ServeHTTP upgrades to a WebSocket, reads start and misbehaves.
+func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ws, err := a.up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer ws.Close()
+	ws.SetReadLimit(64 << 10)
+	var m native.Message
+	_, b, err := ws.ReadMessage()
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Event != native.EventStart || m.Start == nil {
+		return
+	}
+	a.Serve(ws, *m.Start)
+}
+
+// Serve runs the behaviour on a connection whose start frame has been
+// read, until the caller is gone. It does not close ws.
+func (a *Agent) Serve(ws *websocket.Conn, start native.Start) {
+	a.wg.Add(1)
+	defer a.wg.Done()
+	c := &call{a: a, ws: ws, start: start, finals: make(chan struct{}, 64), gone: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(a.ctx)
+	defer c.cancel()
+	go c.read()
+	_ = c.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: start.TimeScale, Agent: "hostile/" + string(a.opts.Behaviour)}})
+	switch a.opts.Behaviour {
+	case PartialBody:
+		c.stalledBody(false)
+	case SlowBody:
+		c.stalledBody(true)
+	case HugeFrames:
+		c.hugeFrames()
+	case TextFlood:
+		c.textFlood()
+	case ToolFlood:
+		c.toolFlood()
+	case CrossCall:
+		c.crossCall()
+	case Worst:
+		c.worst()
+	}
+	<-c.gone
+	a.mu.Lock()
+	a.finished++
+	a.mu.Unlock()
+}
+
+// Finished counts the calls served to their end.
+func (a *Agent) Finished() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.finished
+}
+
+// Close ends every call, closes the sockets held open and waits.
+func (a *Agent) Close() {
+	a.cancel()
+	a.mu.Lock()
+	for c := range a.conns {
+		_ = c.Close()
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+func (a *Agent) hold(c net.Conn) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ctx.Err() != nil {
+		return false
+	}
+	a.conns[c] = true
+	return true
+}
+
+// call is one connection.
+type call struct {
+	a      *Agent
+	ws     *websocket.Conn
+	start  native.Start
+	ctx    context.Context // ends when the caller is gone or the agent closes
+	cancel context.CancelFunc
+	finals chan struct{} // one per caller final
+	gone   chan struct{} // closed when the caller's side ends
+	wmu    sync.Mutex
+}
+
+// read takes the caller's frames until stop or the end of the connection.
+func (c *call) read() {
+	defer close(c.gone)
+	defer c.cancel()
+	for {
+		var m native.Message
+		_, b, err := c.ws.ReadMessage()
+		if err != nil || json.Unmarshal(b, &m) != nil || m.Event == native.EventStop {
+			return
+		}
+		if m.Event == native.EventSpeech && m.Speech != nil && m.Speech.Phase == native.PhaseFinal {
+			select {
+			case c.finals <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (c *call) send(m native.Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return c.sendRaw(b)
+}
+
+func (c *call) sendRaw(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.ctx.Err() != nil {
+		return c.ctx.Err()
+	}
+	_ = c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+func (c *call) speak(id, phase, text string) error {
+	return c.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: id, Phase: phase, Text: text}})
+}
+
+// say speaks one whole utterance.
+func (c *call) say(id, text string) {
+	_ = c.speak(id, native.PhaseStart, "")
+	_ = c.speak(id, native.PhaseText, text)
+	_ = c.speak(id, native.PhaseEnd, text)
+}
+
+// firstFinal waits for the caller's first final; false if the call ended.
+func (c *call) firstFinal() bool {
+	select {
+	case <-c.finals:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// stalledBody answers, then sends one update_order whose body stalls:
+// 10 of 100 bytes (slow false), or one byte a second.
+func (c *call) stalledBody(slow bool) {
+	if !c.firstFinal() {
+		return
+	}
+	c.say("a1", "One moment, let me look at order 5590.")
+	u, err := url.Parse(c.start.Tools.BaseURL)
+	if err != nil {
+		return
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		return
+	}
+	if !c.a.hold(conn) {
+		_ = conn.Close()
+		return
+	}
+	body := `{"order_number":"5590","delivery_date":"2026-12-03"}`
+	head := fmt.Sprintf("POST %s/update_order HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+		u.Path, u.Host, c.start.Tools.Token, 100)
+	if _, err := io.WriteString(conn, head+body[:10]); err != nil || !slow {
+		return // the socket stays open until Close
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for i := 10; i < len(body); i++ {
+		select {
+		case <-t.C:
+		case <-c.a.ctx.Done():
+			return
+		}
+		if _, err := conn.Write([]byte{body[i]}); err != nil {
+			return
+		}
+	}
+}
+
+// bigFrame is an agent_speech text frame of about n bytes carrying text,
+// the rest an unknown field that is read and dropped.
+func bigFrame(id, text string, n int) []byte {
+	var b bytes.Buffer
+	b.Grow(n)
+	fmt.Fprintf(&b, `{"event":"agent_speech","agentSpeech":{"id":%q,"phase":"text","text":%q},"pad":"`, id, text)
+	for b.Len() < n-2 {
+		b.WriteByte('x')
+	}
+	b.WriteString(`"}`)
+	return b.Bytes()
+}
+
+func (c *call) hugeFrames() {
+	if !c.firstFinal() {
+		return
+	}
+	if c.speak("a1", native.PhaseStart, "") != nil {
+		return
+	}
+	frame := bigFrame("a1", "Okay.", c.a.opts.FrameBytes)
+	// Just under the flood limit: bursts of 45 every 100 ms.
+	for i := 0; i < c.a.opts.Frames; i++ {
+		if i > 0 && i%45 == 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if c.sendRaw(frame) != nil {
+			return
+		}
+	}
+	_ = c.speak("a1", native.PhaseEnd, "Okay.")
+	_ = c.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done"}})
+}
+
+func (c *call) textFlood() {
+	if !c.firstFinal() {
+		return
+	}
+	if c.speak("a1", native.PhaseStart, "") != nil {
+		return
+	}
+	text := strings.Repeat("blah ", eventTextBytes/5)
+	for i := 0; ; i++ {
+		if i > 0 && i%45 == 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if c.speak("a1", native.PhaseText, text) != nil {
+			return
+		}
+	}
+}
+
+// post sends one tool request; it reports the status (0 on error).
+func (c *call) post(baseURL, token, tool, body string) int {
+	req, err := http.NewRequestWithContext(c.a.ctx, http.MethodPost, baseURL+"/"+tool, strings.NewReader(body))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.a.opts.Client.Do(req)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (c *call) toolFlood() {
+	if !c.firstFinal() {
+		return
+	}
+	_ = c.speak("a1", native.PhaseStart, "")
+	_ = c.speak("a1", native.PhaseText, "Okay, updating order 5590.")
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range jobs {
+				c.post(c.start.Tools.BaseURL, c.start.Tools.Token, "get_order", `{"order_number":"`+fmt.Sprintf("%04d", i%10000)+`"}`)
+			}
+		})
+	}
+	for i := 0; i < c.a.opts.Requests && c.a.ctx.Err() == nil; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// CrossCallOrder is the order number CrossCall's requests carry, so a
+// test can tell them from any other call's.
+const CrossCallOrder = "0001"
+
+func (c *call) crossCall() {
+	if !c.firstFinal() {
+		return
+	}
+	body := `{"order_number":"` + CrossCallOrder + `"}`
+	own := c.start.Tools
+	for _, p := range c.a.opts.peers() {
+		if p.BaseURL == own.BaseURL {
+			continue
+		}
+		c.post(p.BaseURL, own.Token, "get_order", body) // our token, their call
+		c.post(own.BaseURL, p.Token, "get_order", body) // their token, our call
+	}
+	// A call that never existed, and no token at all.
+	if i := strings.LastIndex(own.BaseURL, "/calls/"); i >= 0 {
+		c.post(own.BaseURL[:i]+"/calls/no-such-call/tools", own.Token, "get_order", body)
+	}
+	c.post(own.BaseURL, "", "get_order", body)
+	c.say("a1", "Sorry, I couldn't update order 5590. Nothing was changed.")
+	_ = c.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done"}})
+}
+
+func (o Options) peers() []native.Tools {
+	if o.Peers == nil {
+		return nil
+	}
+	return o.Peers()
+}
+
+// worst floods everything at once, each under its default limit, until
+// the caller hangs up: huge frames just under the frame size and rate
+// limits, agent text just under the call's text budget in 4 KiB events,
+// unknown messages cut to 4 KiB in the history, and tool requests just
+// under the request rate with the largest body the backend reads,
+// keeping the history under its budget.
+func (c *call) worst() {
+	if c.speak("a1", native.PhaseStart, "") != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(c.worstTools)
+	defer wg.Wait()
+
+	text := strings.Repeat("blah ", eventTextBytes/5)
+	big := bigFrame("a1", "", c.a.opts.FrameBytes)
+	unknown := []byte(`{"event":"metrics","pad":"` + strings.Repeat("m", eventTextBytes) + `"}`)
+	// The history this connection's frames cost, estimated; the tool
+	// requests have their own share (worstTools).
+	const share = historyBytes / 2
+	var textSent, hist int
+	const perSecond = framesPerSecond * 9 / 10
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for sent := 0; sent < framesPerCall*9/10; {
+		for range perSecond / 10 {
+			var f []byte
+			switch {
+			case textSent+len(text) < callTextBytes*9/10 && hist+len(text)+200 < share:
+				f = bigFrame("a1", text, c.a.opts.FrameBytes)
+				textSent += len(text)
+				hist += len(text) + 200
+			case hist+eventTextBytes+200 < share:
+				f = unknown
+				hist += eventTextBytes + 200
+			case hist+200 < share:
+				f = big
+				hist += 200
+			default:
+				f = nil // history share spent: nothing more that records
+			}
+			if f == nil {
+				break
+			}
+			if c.sendRaw(f) != nil {
+				return
+			}
+			sent++
+		}
+		select {
+		case <-tick.C:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+	<-c.ctx.Done()
+}
+
+// worstTools sends tool requests just under the rate and the per-call
+// budget, each with an 8 KiB unknown argument (refused 400, but read,
+// parsed and recorded first), within a share of the history.
+func (c *call) worstTools() {
+	pad := strings.Repeat("p", 8<<10)
+	body := `{"order_number":"5590","note":"` + pad + `"}`
+	const share = historyBytes / 4
+	every := time.Second / (toolsPerSecond - 2)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	hist := 0
+	for i := 0; i < toolsPerCall*9/10 && hist+len(body)+600 < share; i++ {
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			return
+		}
+		go c.post(c.start.Tools.BaseURL, c.start.Tools.Token, "update_order", body)
+		hist += len(body) + 600
+	}
+}
+
+// Start serves an agent on addr until ctx ends or Close is called.
+func Start(ctx context.Context, o Options, addr string) (*Running, error) {
+	a, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	r := &Running{URL: "ws://" + ln.Addr().String() + "/", Agent: a,
+		srv: &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second}}
+	r.done = make(chan struct{})
+	go func() { _ = r.srv.Serve(ln) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.Close()
+		case <-r.done:
+		}
+	}()
+	return r, nil
+}
+
+// Running is an agent listening on a TCP address.
+type Running struct {
+	URL   string
+	Agent *Agent
+	srv   *http.Server
+	done  chan struct{}
+	once  sync.Once
+}
+
+// Close stops listening and ends every call. Safe to call twice.
+func (r *Running) Close() {
+	r.once.Do(func() {
+		close(r.done)
+		_ = r.srv.Close()
+		r.Agent.Close()
+	})
+}

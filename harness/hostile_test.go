@@ -1,0 +1,424 @@
+package harness_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/harness/hostile"
+	"github.com/callproof/callproof/mockbackend"
+	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/trace"
+)
+
+// helperEnv, set to "careful", makes the test binary serve the careful
+// agent on loopback, print its URL and run until stdin closes: an agent in
+// a process of its own, to kill or stop mid-call.
+const helperEnv = "CALLPROOF_TEST_HELPER_AGENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "careful" {
+		os.Exit(helperAgent())
+	}
+	os.Exit(m.Run())
+}
+
+func helperAgent() int {
+	running, err := agents.Start(context.Background(), agents.Careful(), "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(running.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = running.Close()
+	return 0
+}
+
+// fxAgentProcess starts the careful agent in a child process. Cleanup
+// resumes it (it may be stopped) and kills it.
+func fxAgentProcess(t *testing.T) (*os.Process, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=careful")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	return cmd.Process, strings.TrimSpace(line)
+}
+
+// fxRouter is the one agent address a run dials: it reads each call's
+// start frame and hands the call to the agent chosen for its id, a
+// hostile behaviour in process or a WebSocket agent it relays to (the
+// careful reference agent by default). Relaying is frame for frame, pings
+// and pongs included, so an agent that stops answering looks stopped to
+// the caller.
+type fxRouter struct {
+	URL     string
+	careful string
+	srv     *httptest.Server
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	peers   []native.Tools
+	serve   map[string]func(ws *websocket.Conn, start native.Start)
+	targets map[string]string
+	onFinal map[string]func()
+}
+
+func fxNewRouter(t *testing.T, careful string) *fxRouter {
+	t.Helper()
+	r := &fxRouter{careful: careful, serve: map[string]func(*websocket.Conn, native.Start){},
+		targets: map[string]string{}, onFinal: map[string]func(){}}
+	up := websocket.Upgrader{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.wg.Add(1)
+		defer r.wg.Done()
+		ws, err := up.Upgrade(w, req, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		_, raw, err := ws.ReadMessage()
+		var m native.Message
+		if err != nil || json.Unmarshal(raw, &m) != nil || m.Start == nil {
+			return
+		}
+		id := m.Start.CallID
+		r.mu.Lock()
+		r.peers = append(r.peers, m.Start.Tools)
+		serve, target, final := r.serve[id], r.targets[id], r.onFinal[id]
+		r.mu.Unlock()
+		switch {
+		case serve != nil:
+			serve(ws, *m.Start)
+		case target != "":
+			fxRelay(ws, raw, target, final)
+		default:
+			fxRelay(ws, raw, r.careful, nil)
+		}
+	}))
+	r.URL = "ws" + strings.TrimPrefix(r.srv.URL, "http") + "/"
+	t.Cleanup(func() {
+		r.srv.CloseClientConnections()
+		r.srv.Close()
+		r.wg.Wait()
+	})
+	return r
+}
+
+// Peers is every call's tools the router has seen.
+func (r *fxRouter) Peers() []native.Tools {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]native.Tools(nil), r.peers...)
+}
+
+// fxRelay passes frames both ways between the caller and the agent at
+// target, starting with the start frame; onFinal runs once the caller's
+// first final has been passed on. When the agent's side dies, the
+// caller's connection is dropped the same way.
+func fxRelay(caller *websocket.Conn, start []byte, target string, onFinal func()) {
+	agent, _, err := websocket.DefaultDialer.Dial(target, nil)
+	if err != nil {
+		_ = caller.NetConn().Close()
+		return
+	}
+	defer agent.Close()
+	deadline := func() time.Time { return time.Now().Add(time.Second) }
+	caller.SetPingHandler(func(d string) error { return agent.WriteControl(websocket.PingMessage, []byte(d), deadline()) })
+	agent.SetPongHandler(func(d string) error { return caller.WriteControl(websocket.PongMessage, []byte(d), deadline()) })
+	if agent.WriteMessage(websocket.TextMessage, start) != nil {
+		_ = caller.NetConn().Close()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			mt, b, err := agent.ReadMessage()
+			if err != nil {
+				_ = caller.NetConn().Close()
+				return
+			}
+			if caller.WriteMessage(mt, b) != nil {
+				return
+			}
+		}
+	}()
+	finalSeen := false
+	for {
+		mt, b, err := caller.ReadMessage()
+		if err != nil || agent.WriteMessage(mt, b) != nil {
+			break
+		}
+		if !finalSeen && onFinal != nil && strings.Contains(string(b), `"phase":"final"`) {
+			finalSeen = true
+			onFinal()
+		}
+	}
+	_ = agent.NetConn().Close()
+	<-done
+}
+
+// fxHostileCase is a short call for a hostile agent: the request, a wait
+// for quiet, the hang-up; extra adds top-level fields (limits, timeouts).
+func fxHostileCase(t *testing.T, name, extra string) *scenarios.Compiled {
+	t.Helper()
+	quiet := "12s"
+	if strings.Contains(extra, "call: 600s") {
+		quiet = "300s" // an agent that takes long to get its frames out
+	}
+	y := `id: hostile-` + name + `
+category: combined
+description: a hostile agent
+steps:
+  - {id: ask, do: say, text: "Hi, I'd like to change the delivery date on order 5590 to December 3.", action: update_order, slots: {order_number: "5590", delivery_date: "2026-12-03"}}
+  - {id: quiet, do: wait_quiet, on: {timeout: ` + quiet + `}}
+  - {id: bye, do: hangup}
+` + extra + `
+expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
+`
+	s, err := scenarios.LoadBytes(name+".yaml", []byte(y))
+	require.NoError(t, err)
+	c, err := scenarios.Compile(s)
+	require.NoError(t, err)
+	return c
+}
+
+// fxHostileSuite is what one hostile call's suite saw.
+type fxHostileSuite struct {
+	hostile   *trace.History
+	others    []*trace.History
+	elapsed   time.Duration
+	heapGrow  int64  // HeapInuse after the run (after a GC) minus before
+	allocated uint64 // TotalAlloc during the run
+}
+
+// fxRunHostile places three careful calls on core scenarios around the
+// hostile case in one run (concurrency 4) through the router, with a
+// results directory, and checks that every planned call was recorded and
+// scored exactly once.
+func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
+	t.Helper()
+	core := fxCases(t, "corr-01", "int-02", "tf-02")
+	cases := []*scenarios.Compiled{core[0], hc, core[1], core[2]}
+	dir := filepath.Join(t.TempDir(), "run")
+	planned := harness.Plan(cases)
+	res, err := harness.CreateResults(dir, harness.Meta{Agent: rt.URL, Suite: "hostile", TimeScale: fxScale, Calls: len(cases), Planned: planned})
+	require.NoError(t, err)
+	r := fxRunner(env)
+	r.Concurrency = 4
+	r.Results = res
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := r.Run(ctx, rt.URL, cases)
+	elapsed := time.Since(began)
+	require.NoError(t, err)
+	require.NoError(t, res.Close())
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+
+	hs, err := harness.ReadRun(filepath.Join(dir, harness.RunFile))
+	require.NoError(t, err)
+	scores, err := harness.ReadScores(filepath.Join(dir, harness.ScoresFile))
+	require.NoError(t, err)
+	count := map[string]int{}
+	for _, h := range hs {
+		count[h.Call]++
+	}
+	scored := map[string]int{}
+	for _, s := range scores {
+		scored[s.Call]++
+	}
+	for _, id := range planned {
+		assert.Equal(t, 1, count[id], "%s recorded %d times", id, count[id])
+		assert.Equal(t, 1, scored[id], "%s scored %d times", id, scored[id])
+	}
+	assert.Len(t, hs, len(planned))
+	assert.FileExists(t, filepath.Join(dir, harness.DoneFile))
+
+	s := fxHostileSuite{elapsed: elapsed, heapGrow: int64(after.HeapInuse) - int64(before.HeapInuse), allocated: after.TotalAlloc - before.TotalAlloc}
+	for _, c := range out {
+		fxAssertShape(t, c.History)
+		if c.History.Call == hc.Scenario.ID {
+			s.hostile = c.History
+			continue
+		}
+		s.others = append(s.others, c.History)
+		// The well-behaved calls around it are unharmed.
+		assert.Equal(t, trace.OutcomeScored, c.Score.Outcome, "%s: %s %s", c.History.Call, c.Score.Outcome, c.Score.Reason)
+	}
+	require.NotNil(t, s.hostile)
+	t.Logf("%s: %s, heap +%d KiB, allocated %d MiB, %d events", hc.Scenario.ID, elapsed.Round(time.Millisecond),
+		s.heapGrow>>10, s.allocated>>20, len(s.hostile.Events))
+	return s
+}
+
+// fxToolEvents lists a history's tool events whose reason or error holds
+// sub.
+func fxToolEvents(h *trace.History, k trace.Kind, sub string) []*trace.ToolEvent {
+	var out []*trace.ToolEvent
+	for _, e := range h.Events {
+		if d, ok := e.Data.(*trace.ToolEvent); ok && e.Kind == k && strings.Contains(d.Reason+" "+d.Error, sub) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Each hostile agent gets one call in a small suite of careful calls: its
+// call ends as it should, every other call is recorded and scored once,
+// the run ends in time and memory stays bounded.
+func TestHostileAgents(t *testing.T) {
+	env := fxEnv(t)
+	careful := fxCareful(t)
+	// Tool requests of the in-process hostile agents, closed at the end.
+	client := &http.Client{Timeout: 5 * time.Second}
+	t.Cleanup(client.CloseIdleConnections)
+
+	const (
+		maxRun  = 20 * time.Second
+		maxHeap = 32 << 20
+	)
+	type hostileCase struct {
+		name     string
+		extra    string
+		opts     hostile.Options
+		process  string // "kill" or "stop": the careful agent in a child process, so treated at the caller's first final
+		outcome  trace.Outcome
+		reason   string // call.end reason, prefix
+		maxAlloc uint64
+		check    func(t *testing.T, s fxHostileSuite, rt *fxRouter)
+	}
+	cases := []hostileCase{
+		{name: "partial-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.PartialBody},
+			outcome: trace.OutcomeScored, reason: "caller hung up", maxAlloc: 64 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				// The stalled request is cut when the call closes, on the record.
+				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
+			}},
+		{name: "slow-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.SlowBody},
+			outcome: trace.OutcomeScored, reason: "caller hung up", maxAlloc: 64 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
+			}},
+		{name: "huge-frames", extra: "timeouts: {call: 600s}", opts: hostile.Options{Behaviour: hostile.HugeFrames, Frames: 48},
+			outcome: trace.OutcomeScored, reason: "agent hung up", maxAlloc: 48 * 6 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				assert.GreaterOrEqual(t, len(fxKinds(s.hostile, trace.KindAgentSpeechText)), 48, "every frame was read")
+			}},
+		{name: "text-flood", extra: "limits: {max_call_text_bytes: 65536}", opts: hostile.Options{Behaviour: hostile.TextFlood},
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonTextBudget, maxAlloc: 64 << 20},
+		{name: "tool-flood", extra: "limits: {max_tool_requests_per_second: 50}", opts: hostile.Options{Behaviour: hostile.ToolFlood, Requests: 3000},
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonToolFlood + ": more than 50 tool requests per second", maxAlloc: 256 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				// Only the requests within the budget are in the history: a
+				// burst of 50 and what the rate refilled until it broke.
+				assert.LessOrEqual(t, len(fxKinds(s.hostile, trace.KindToolReceived)), 100)
+				assert.GreaterOrEqual(t, env.Backend.RejectedCount(), int64(1), "requests after the end are refused on the server")
+			}},
+		{name: "cross-call", opts: hostile.Options{Behaviour: hostile.CrossCall},
+			outcome: trace.OutcomeScored, reason: "agent hung up", maxAlloc: 64 << 20,
+			check: func(t *testing.T, s fxHostileSuite, rt *fxRouter) {
+				assert.Empty(t, fxKinds(s.hostile, trace.KindToolReceived), "no request entered its own history either")
+				for _, h := range s.others {
+					for _, e := range h.Events {
+						if d, ok := e.Data.(*trace.ToolEvent); ok {
+							assert.NotEqual(t, hostile.CrossCallOrder, d.Args["order_number"], "%s #%d came from the hostile call", h.Call, e.Seq)
+						}
+					}
+				}
+				var theirs, ours int
+				for _, rr := range env.Backend.Rejected() {
+					if rr.TokenOf == "hostile-cross-call" && rr.Status == http.StatusForbidden {
+						theirs++
+					}
+					if rr.CallID == "hostile-cross-call" && rr.TokenOf != "" && rr.Status == http.StatusForbidden {
+						ours++
+					}
+				}
+				assert.Positive(t, theirs, "its token on other calls, refused and logged")
+				assert.Positive(t, ours, "other calls' tokens on its call, refused and logged")
+			}},
+		{name: "killed", process: "kill", outcome: trace.OutcomeAgentError, reason: callsim.ReasonClosed, maxAlloc: 64 << 20},
+		{name: "stopped", process: "stop", extra: "timeouts: {step: 60s, call: 120s}\nlimits: {idle_timeout: 400ms}",
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonUnresponsive, maxAlloc: 64 << 20},
+	}
+	for _, hc := range cases {
+		t.Run(hc.name, func(t *testing.T) {
+			rt := fxNewRouter(t, careful)
+			c := fxHostileCase(t, hc.name, hc.extra)
+			id := c.Scenario.ID
+			switch hc.process {
+			case "":
+				o := hc.opts
+				o.Client = client
+				o.Peers = rt.Peers
+				a, err := hostile.New(o)
+				require.NoError(t, err)
+				t.Cleanup(a.Close)
+				rt.serve[id] = a.Serve
+			default:
+				p, url := fxAgentProcess(t)
+				sig := map[string]syscall.Signal{"kill": syscall.SIGKILL, "stop": syscall.SIGSTOP}[hc.process]
+				rt.targets[id] = url
+				rt.onFinal[id] = func() { _ = p.Signal(sig) }
+			}
+			s := fxRunHostile(t, env, rt, c)
+			end := s.hostile.End()
+			require.NotNil(t, end)
+			got := end.Outcome
+			if got == "" {
+				got = trace.OutcomeScored
+			}
+			assert.Equal(t, hc.outcome, got, "reason %q", end.Reason)
+			assert.True(t, strings.HasPrefix(end.Reason, hc.reason), "reason %q, want prefix %q", end.Reason, hc.reason)
+			assert.Less(t, s.elapsed, maxRun, "the run ends in time")
+			assert.Less(t, s.heapGrow, int64(maxHeap), "heap in use after the run")
+			assert.Less(t, s.allocated, hc.maxAlloc, "allocated during the run")
+			if hc.check != nil {
+				hc.check(t, s, rt)
+			}
+		})
+	}
+}
