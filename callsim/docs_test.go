@@ -213,3 +213,79 @@ func TestProtocolDocDefaultLimits(t *testing.T) {
 	}, l)
 	assert.Equal(t, callsim.DefaultMaxFrameBytes, nativews.DefaultMaxFrameBytes, "one frame limit before and after SetFrameLimit")
 }
+
+// spoken matches d as prose writes it: 300 ms, 300ms, 1.5 s, 2 min.
+func spoken(d time.Duration) string {
+	alts := []string{fmt.Sprintf("%d ?ms", d/time.Millisecond)}
+	if d >= time.Second {
+		alts = append(alts, regexp.QuoteMeta(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))+" ?s")
+	}
+	if d%time.Minute == 0 && d >= time.Minute {
+		alts = append(alts, fmt.Sprintf("%d ?(?:m|min)", d/time.Minute))
+	}
+	return "(?:" + strings.Join(alts, "|") + ")"
+}
+
+// size writes a byte count as the docs do: 4 KiB, 1 MiB, 100 bytes.
+func size(n int64) string {
+	switch {
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func flatDoc(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/" + name)
+	require.NoError(t, err)
+	return strings.Join(strings.Fields(string(raw)), " ")
+}
+
+// TestProtocolDocProse checks the callsim values PROTOCOL.md repeats in
+// its prose, outside the tables.
+func TestProtocolDocProse(t *testing.T) {
+	flat := flatDoc(t, "PROTOCOL.md")
+	words := map[int]string{2: "two", 3: "three", 4: "four", 5: "five"}
+	for _, p := range []string{
+		fmt.Sprintf(`\*\*%s \(real time\)\*\* after sending .start.`, spoken(callsim.DefaultAckWait)),
+		fmt.Sprintf(`\(≤ %s real\)`, spoken(callsim.DefaultAckWait)),
+		fmt.Sprintf("%s a word with a minimum of %s for a bare `callsim` script", spoken(callsim.WordDuration), spoken(callsim.MinSpeech)),
+		fmt.Sprintf("or %s \\(bare `callsim`\\)", spoken(callsim.DefaultNoise)),
+		fmt.Sprintf(`but never less than %s\.`, spoken(callsim.DefaultMinIdleTimeout)),
+		fmt.Sprintf(`Pings go out %s times per idle timeout, at most every %s\.`, words[nativews.PingsPerIdle], spoken(nativews.MinPingInterval)),
+		fmt.Sprintf(`took over %s \(real\)`, spoken(callsim.DefaultDialTimeout)),
+		fmt.Sprintf(`did not complete within %s \(real\) because you stopped reading`, spoken(nativews.DefaultWriteTimeout)),
+		fmt.Sprintf("as `agent.unknown` \\(cut to %s\\)", size(callsim.DefaultMaxEventTextBytes)),
+	} {
+		assert.True(t, regexp.MustCompile(p).MatchString(flat), "docs/PROTOCOL.md: no %q", p)
+	}
+}
+
+// scenariosRef is `pkg.Name` (VALUE), the form docs/SCENARIOS.md's limits
+// table uses.
+var scenariosRef = regexp.MustCompile("`([a-z]+\\.\\w+)` \\(([^)]+)\\)")
+
+// TestScenariosDocLimitDefaults checks the callsim defaults that
+// docs/SCENARIOS.md's `limits` table names.
+func TestScenariosDocLimitDefaults(t *testing.T) {
+	code := callsimDocConsts()
+	n := 0
+	for _, m := range scenariosRef.FindAllStringSubmatch(flatDoc(t, "SCENARIOS.md"), -1) {
+		if !strings.HasPrefix(m[1], "callsim.") && !strings.HasPrefix(m[1], "nativews.") {
+			continue
+		}
+		n++
+		want, ok := code[m[1]]
+		if !assert.True(t, ok, "docs/SCENARIOS.md refers to %s, which callsimDocConsts does not know", m[1]) {
+			continue
+		}
+		got, err := docValue(want, m[2])
+		if assert.NoError(t, err, "%s: %q", m[1], m[2]) {
+			assert.Equal(t, normalise(want), normalise(got), "%s: docs/SCENARIOS.md says %s", m[1], m[2])
+		}
+	}
+	assert.NotZero(t, n, "docs/SCENARIOS.md names no callsim default")
+}

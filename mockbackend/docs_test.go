@@ -325,3 +325,56 @@ func TestProtocolDocGoRetry(t *testing.T) {
 		})
 	}
 }
+
+// spoken matches d as prose writes it: 300 ms, 10 s, 2 min.
+func spoken(d time.Duration) string {
+	alts := []string{fmt.Sprintf("%d ?ms", d/time.Millisecond)}
+	if d >= time.Second {
+		alts = append(alts, regexp.QuoteMeta(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))+" ?s")
+	}
+	if d%time.Minute == 0 && d >= time.Minute {
+		alts = append(alts, fmt.Sprintf("%d ?(?:m|min)", d/time.Minute))
+	}
+	return "(?:" + strings.Join(alts, "|") + ")"
+}
+
+func flatDoc(t *testing.T, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/" + name)
+	require.NoError(t, err)
+	return strings.Join(strings.Fields(string(raw)), " ")
+}
+
+// TestProtocolDocBackendProse checks the backend values PROTOCOL.md
+// repeats in its prose and answer table.
+func TestProtocolDocBackendProse(t *testing.T) {
+	flat := flatDoc(t, "PROTOCOL.md")
+	for _, p := range []string{
+		fmt.Sprintf(`did not fully arrive within %s \(script time, at least %s real\)`, spoken(DefaultBodyTimeout), spoken(MinBodyTimeout)),
+		fmt.Sprintf(`a body over %d KiB`, MaxBodyBytes>>10),
+		fmt.Sprintf(`At most %d characters\.`, maxKeyLen),
+		fmt.Sprintf("`Idempotency-Key` over %d characters", maxKeyLen),
+		fmt.Sprintf(`a connection idle for %s just as you send`, spoken(ServerIdleTimeout)),
+	} {
+		assert.True(t, regexp.MustCompile(p).MatchString(flat), "docs/PROTOCOL.md: no %q", p)
+	}
+}
+
+// TestScenariosDocBudgetDefaults checks the mockbackend defaults that
+// docs/SCENARIOS.md's `limits` table names as `pkg.Name` (VALUE).
+func TestScenariosDocBudgetDefaults(t *testing.T) {
+	code := backendDocConsts()
+	n := 0
+	for _, m := range regexp.MustCompile("`(mockbackend\\.\\w+)` \\(([^)]+)\\)").FindAllStringSubmatch(flatDoc(t, "SCENARIOS.md"), -1) {
+		n++
+		want, ok := code[m[1]]
+		if !assert.True(t, ok, "docs/SCENARIOS.md refers to %s, which backendDocConsts does not know", m[1]) {
+			continue
+		}
+		got, err := docValue(want, m[2])
+		if assert.NoError(t, err, "%s: %q", m[1], m[2]) {
+			assert.EqualValues(t, want, got, "%s: docs/SCENARIOS.md says %s", m[1], m[2])
+		}
+	}
+	assert.NotZero(t, n, "docs/SCENARIOS.md names no mockbackend default")
+}

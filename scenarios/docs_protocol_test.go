@@ -3,7 +3,9 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -269,4 +271,43 @@ func TestScenariosDocFaultDefaults(t *testing.T) {
 		assert.Regexp(t, "^"+strings.Join(want, ", ")+"$", cell, "fault %s", k)
 	}
 	assert.Len(t, rows, len(faultKinds()), "the table lists a fault kind the compiler does not know")
+}
+
+// TestProtocolDocLimitsBlock: the `limits:` fields PROTOCOL.md's budget
+// table names are exactly the scenario format's, and its example block
+// loads and reaches the compiled scenario.
+func TestProtocolDocLimitsBlock(t *testing.T) {
+	raw, _ := readDoc(t, "PROTOCOL.md")
+	_, sec, ok := strings.Cut(raw, "| budget | default | when passed | `limits:` field |")
+	require.True(t, ok, "docs/PROTOCOL.md has no budget table")
+	field := regexp.MustCompile("\\| `(\\w+)`(?: \\([^)]*\\))? \\|$")
+	var documented []string
+	for _, line := range strings.Split(sec, "\n")[2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if m := field.FindStringSubmatch(line); m != nil {
+			documented = append(documented, m[1])
+		}
+	}
+	var fields []string
+	typ := reflect.TypeOf(LimitsSpec{})
+	for i := range typ.NumField() {
+		tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		fields = append(fields, tag)
+	}
+	sort.Strings(fields)
+	sort.Strings(documented)
+	assert.Equal(t, fields, documented, "the `limits:` field column of docs/PROTOCOL.md's budget table")
+
+	m := regexp.MustCompile("(?s)```yaml\n(limits:.*?)```").FindStringSubmatch(raw)
+	require.NotNil(t, m, "docs/PROTOCOL.md has no example limits: block")
+	y := "id: doc\ncategory: tool_failure\nsetup: {fault: timeout}\n" + m[1] +
+		"expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}\n"
+	s, err := LoadBytes("doc.yaml", []byte(y))
+	require.NoError(t, err, "the example of docs/PROTOCOL.md:\n%s", m[1])
+	c, err := Compile(s)
+	require.NoError(t, err)
+	assert.NotEmpty(t, c.CustomParameters)
+	assert.NotEqual(t, CallLimits{}, c.Limits)
 }
