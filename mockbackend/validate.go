@@ -13,7 +13,7 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-var integerRe = regexp.MustCompile(`^-?[0-9]+$`) // immutable: safe to share
+var integerRe = regexp.MustCompile(`^-?[0-9]+$`)           // immutable: safe to share
 var numberRe = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`) // immutable: safe to share
 
 // argError is a request error that names the argument (or header) at fault.
