@@ -321,3 +321,63 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		t.Errorf("took %v to exit after the second interrupt", took)
 	}
 }
+
+// TestKill9AtAnyMoment kills `callproof run` with SIGKILL at several
+// moments (before any call finished, between calls, near the end), then
+// finishes each run with --resume: every planned call is there exactly
+// once, and the gate says what it says of an uninterrupted run.
+func TestKill9AtAnyMoment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("places calls in a subprocess")
+	}
+	url := fxAgent(t, "careful")
+	only := []string{"corr-01", "corr-02", "int-05", "tf-06"}
+	whole := filepath.Join(t.TempDir(), "whole")
+	if code, _, errOut := fxCLI(t, "run", "--agent", url, "--out", whole, "--only", strings.Join(only, ","), "--scale", "0.1", "--concurrency", "1"); code != exitOK {
+		t.Fatalf("uninterrupted run exit %d: %s", code, errOut)
+	}
+	wantCode, wantHolds := gateVerdicts(t, whole)
+	bin := callproofBinary(t)
+	for _, after := range []time.Duration{150 * time.Millisecond, 900 * time.Millisecond, 1800 * time.Millisecond, 2700 * time.Millisecond, 3200 * time.Millisecond, 3600 * time.Millisecond} {
+		t.Run(after.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "killed")
+			cmd := exec.Command(bin, "run", "--agent", url, "--out", dir, "--only", strings.Join(only, ","), "--scale", "0.1", "--concurrency", "1")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(after)
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+			args := []string{"run", "--resume", dir, "--agent", url}
+			if before, err := harness.LoadRun(dir); err != nil {
+				// Killed before the directory was made: a fresh run is the resume.
+				args = []string{"run", "--agent", url, "--out", dir, "--force", "--only", strings.Join(only, ","), "--scale", "0.1", "--concurrency", "1"}
+				t.Logf("killed after %v: no run yet (%v)", after, err)
+			} else {
+				t.Logf("killed after %v: %d complete histories, warnings %v", after, len(before.Histories), before.Warnings)
+			}
+			if code, out, errOut := fxCLI(t, args...); code != exitOK {
+				t.Fatalf("%s exit %d\n%s\n%s", args[1], code, out, errOut)
+			}
+			saved, err := harness.LoadRun(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]int{}
+			for _, h := range saved.Histories {
+				seen[h.Call]++
+			}
+			for _, id := range only {
+				if seen[id] != 1 {
+					t.Errorf("call %s appears %d times after the resume, want once", id, seen[id])
+				}
+			}
+			if len(saved.Histories) != len(only) || len(saved.Warnings) != 0 {
+				t.Errorf("%d histories, warnings %v", len(saved.Histories), saved.Warnings)
+			}
+			if code, holds := gateVerdicts(t, dir); code != wantCode || !equalBools(holds, wantHolds) {
+				t.Errorf("gate after kill and resume: exit %d %v, uninterrupted: exit %d %v", code, holds, wantCode, wantHolds)
+			}
+		})
+	}
+}
