@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/harness/hostile"
 )
 
 // flawList collects repeated --with / --without flags.
@@ -36,6 +37,9 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	name := args[0]
+	if name == "hostile" {
+		return cmdAgentHostile(args[1:], stdout, stderr)
+	}
 	if _, code, ok := c.positional(args[1:], 0); !ok {
 		return code
 	}
@@ -72,6 +76,35 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "agent %s listening on %s\n", name, running.URL)
+	<-ctx.Done()
+	running.Close()
+	return exitOK
+}
+
+// cmdAgentHostile serves a misbehaving test agent (hidden: for measuring
+// the harness against it, docs/PERFORMANCE.md).
+func cmdAgentHostile(args []string, stdout, stderr io.Writer) int {
+	head := "usage: callproof agent hostile [--listen ADDR] [--behaviour NAME]\n\nServes a misbehaving test agent.\nbehaviours:"
+	for _, b := range hostile.Behaviours() {
+		head += " " + string(b)
+	}
+	c := newCLI("agent hostile", head+"\n", stdout, stderr)
+	listen := c.String("listen", "127.0.0.1:8080", "address to serve the agent's WebSocket on")
+	behaviour := c.String("behaviour", string(hostile.Worst), "how to misbehave")
+	if wantsHelp(args) {
+		return c.help()
+	}
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	running, err := hostile.Start(ctx, hostile.Options{Behaviour: hostile.Behaviour(*behaviour)}, *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof agent hostile: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "agent hostile (%s) listening on %s\n", *behaviour, running.URL)
 	<-ctx.Done()
 	running.Close()
 	return exitOK
