@@ -422,3 +422,23 @@ func TestHostileAgents(t *testing.T) {
 		})
 	}
 }
+
+// A scenario's custom_parameters reach the agent in start.customParameters.
+func TestCustomParametersReachTheAgent(t *testing.T) {
+	env := fxEnv(t)
+	rt := fxNewRouter(t, fxCareful(t))
+	c := fxHostileCase(t, "params", "custom_parameters: {lang: en, variant: b}")
+	got := make(chan map[string]string, 1)
+	rt.serve[c.Scenario.ID] = func(ws *websocket.Conn, start native.Start) {
+		got <- start.CustomParameters
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"event":"hangup","hangup":{"reason":"done"}}`))
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}
+	out := fxRun(t, fxRunner(env), rt.URL, []*scenarios.Compiled{c})
+	assert.Equal(t, "agent hung up", out[0].History.End().Reason)
+	assert.Equal(t, map[string]string{"lang": "en", "variant": "b"}, <-got)
+}
