@@ -129,9 +129,14 @@ func TestTourMatchesReadme(t *testing.T) {
 // tourCommands lists the commands of the shell blocks in the README's tour.
 func tourCommands(t *testing.T, readme string) []string {
 	start := strings.Index(readme, "## A five-minute tour")
-	end := strings.Index(readme, "## Documentation")
-	if start < 0 || end < start {
+	if start < 0 {
 		t.Fatal("README has no five-minute tour section")
+	}
+	end := strings.Index(readme[start+1:], "\n## ") // the tour ends at the next section
+	if end < 0 {
+		end = len(readme)
+	} else {
+		end += start + 1
 	}
 	var cmds []string
 	in := false
