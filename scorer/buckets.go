@@ -1,6 +1,10 @@
 package scorer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/callproof/callproof/trace"
+)
 
 // buckets runs every root-cause rule on a failed call, in precedence order.
 // wrong_record only counts when nothing above explains the call, and
@@ -22,6 +26,8 @@ func (v *view) buckets() []BucketHit {
 	add(BucketNotExecuted, v.bucketNotExecuted())
 	add(BucketGaveUp, v.bucketGaveUp())
 	add(BucketUncompensated, v.bucketUncompensated())
+	add(BucketStaleState, v.bucketStaleState())
+	add(BucketNeverConfirmed, v.bucketNeverConfirmed())
 	if len(hits) == 0 {
 		add(BucketWrongRecord, v.bucketWrongRecord())
 	}
@@ -346,4 +352,42 @@ func (v *view) bucketUncompensated() []Finding {
 		}
 	}
 	return out
+}
+
+// stale_working_state: after the caller changed the request, the agent's
+// first revealing act (self-report, tool-intent notice, utterance) still
+// showed the values the change replaced — nothing stale reached the
+// backend, but the agent had not taken the change in yet.
+func (v *view) bucketStaleState() []Finding {
+	var out []Finding
+	for i := range v.marks {
+		m := &v.marks[i]
+		if !m.changed || i == 0 {
+			continue
+		}
+		keys := changedSlots(&v.marks[i-1], m)
+		seq, j := v.firstAct(m.seq, func(e *trace.Event) int {
+			if e.Kind == trace.KindToolReceived || e.Kind == trace.KindToolCancelled {
+				return actSkip // requests are judged by the buckets above
+			}
+			return v.judge(e, m, keys)
+		})
+		if j == actFail {
+			out = append(out, v.find("the agent's first act after the caller's change still showed the old values", m.seq, seq))
+		}
+	}
+	return out
+}
+
+// never_confirmed: the caller stayed on, yet after the last change the
+// agent made no claim at all about the outcome (axis 6's "never
+// confirmed").
+func (v *view) bucketNeverConfirmed() []Finding {
+	if v.final == nil || v.snap == nil || v.confirmingUtterance() != nil {
+		return nil
+	}
+	if _, r := v.hungUpInFlight(); r != nil || v.cutByHangup() != nil || v.unreadStatement() != nil || v.hungUpOnAnswer() > 0 {
+		return nil
+	}
+	return []Finding{v.find("the agent never told the caller how the request ended", v.finalSeq, v.snapSeq)}
 }

@@ -26,6 +26,11 @@ func (v *view) confirmation() AxisResult {
 			res.Findings = append(res.Findings, v.find("the caller hung up while "+r.tool+" was in flight; the agent claimed nothing", hang, r.recv))
 			return res
 		}
+		if hang := v.hungUpOnAnswer(); hang > 0 {
+			res.Verdict = Unknown
+			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the caller hung up within the yield bound of the agent's last tool answer, before it could speak", hang))
+			return res
+		}
 		if w := v.cutByHangup(); w != nil {
 			res.Verdict = Unknown
 			res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the caller hung up while the agent was still saying "+quote(w.text), w.start))
@@ -324,6 +329,41 @@ func (v *view) cutByHangup() *utterance {
 		}
 	}
 	return nil
+}
+
+// hungUpOnAnswer returns the caller's hang-up when it came within the
+// yield bound (the time a reply takes) after the agent's last consequential
+// request was answered or closed: the agent had no chance to report the
+// outcome. 0 otherwise.
+func (v *view) hungUpOnAnswer() int {
+	var hang *trace.Event
+	for i := range v.h.Events {
+		if v.h.Events[i].Kind == trace.KindCallerHangup {
+			hang = &v.h.Events[i]
+			break
+		}
+	}
+	if hang == nil {
+		return 0
+	}
+	last := 0
+	for _, r := range v.reqs {
+		if c := r.closed(); r.consequential() && c > last && c < hang.Seq {
+			last = c
+		}
+	}
+	if last == 0 || last <= v.finalSeq {
+		return 0
+	}
+	for _, u := range v.utts {
+		if u.start > last && u.start < hang.Seq {
+			return 0 // it did speak
+		}
+	}
+	if hang.At-v.ev(last).At <= v.yield {
+		return hang.Seq
+	}
+	return 0
 }
 
 // hungUpInFlight returns the caller's hang-up and a consequential request

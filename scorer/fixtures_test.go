@@ -376,7 +376,7 @@ var fixtures = []fixture{
 			call("r1", "", "ship_order", "order_number", "5590").
 			speak("a1", "Done. Order 5590 has been shipped.")
 		return b.done()
-	}, expect{"fffffp", trace.OutcomeScored, BucketStaleToolArgs, nil, ChallengeNegation}},
+	}, expect{"fffffp", trace.OutcomeScored, BucketStaleToolArgs, []Bucket{BucketStaleState}, ChallengeNegation}},
 
 	{"bad", "interrupt_not_yielded", func() *trace.History {
 		b := newCall("int-talkover", "interruption", nil, domain(),
@@ -410,7 +410,7 @@ var fixtures = []fixture{
 		b := newCall("agent-crash", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
 		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2")
 		return b.end(trace.OutcomeAgentError, "agent closed the connection")
-	}, expect{"ppfpff", trace.OutcomeAgentError, BucketUnclassified, nil, ChallengePlain}},
+	}, expect{"ppfpff", trace.OutcomeAgentError, BucketNeverConfirmed, nil, ChallengePlain}},
 
 	{"bad", "harness_error", func() *trace.History {
 		b := newCall("harness-broke", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))

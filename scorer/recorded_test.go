@@ -29,7 +29,7 @@ var recorded = []struct {
 	{"bad", "naive", "corr-02", "ppffff", BucketStaleToolArgs, nil},
 	{"bad", "naive", "corr-03", "ppffff", BucketStaleToolArgs, []Bucket{BucketInflightNotCanceled}},
 	{"bad", "naive", "corr-10", "pppfff", BucketInflightNotCanceled, nil},
-	{"bad", "naive", "int-08", "fppppf", BucketNoiseBargeIn, nil},
+	{"bad", "naive", "int-08", "fppppf", BucketNoiseBargeIn, []Bucket{BucketNeverConfirmed}},
 	{"bad", "naive", "tf-02", "pppfpp", BucketUnsafeRetry, nil},
 	{"bad", "naive", "tf-03", "ffpppf", BucketUnverifiedResult, nil},
 	{"bad", "naive", "tf-05", "fppppf", BucketEarlyConfirmation, nil},

@@ -49,6 +49,8 @@ const (
 	BucketNotExecuted         Bucket = "action_not_executed"        // done claimed, nothing committed
 	BucketGaveUp              Bucket = "gave_up_on_transient_error" // transient backend errors, too few retries, nothing written
 	BucketUncompensated       Bucket = "uncompensated_write"        // a write the caller later withdrew or replaced, never put back
+	BucketStaleState          Bucket = "stale_working_state"        // after a change, the agent's first act still showed the old values
+	BucketNeverConfirmed      Bucket = "never_confirmed"            // the agent never told the caller the outcome
 	BucketWrongRecord         Bucket = "wrong_record"               // a record the caller never meant was written
 	BucketUnclassified        Bucket = "unclassified"               // failed, and no rule explains it
 )
@@ -56,7 +58,7 @@ const (
 // Buckets lists every bucket in precedence order.
 func Buckets() []Bucket {
 	return []Bucket{BucketStaleToolArgs, BucketInflightNotCanceled, BucketUnverifiedResult, BucketNoiseBargeIn,
-		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketGaveUp, BucketUncompensated, BucketWrongRecord, BucketUnclassified}
+		BucketUnsafeRetry, BucketEarlyConfirmation, BucketMissingIdempotency, BucketNotExecuted, BucketGaveUp, BucketUncompensated, BucketStaleState, BucketNeverConfirmed, BucketWrongRecord, BucketUnclassified}
 }
 
 // Finding is one reason behind a verdict or bucket, with the events that prove it.
