@@ -181,11 +181,24 @@ func pastForms(v string) []string {
 		return []string{v + "d"}
 	case n > 1 && v[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(v[n-2])):
 		return []string{v[:n-1] + "ied"}
-	case n >= 3 && n <= 4 && !strings.ContainsRune("aeiouwxy", rune(v[n-1])) &&
+	case n >= 3 && n <= 4 && vowelGroups(v) == 1 && !strings.ContainsRune("aeiouwxy", rune(v[n-1])) &&
 		strings.ContainsRune("aeiou", rune(v[n-2])) && !strings.ContainsRune("aeiou", rune(v[n-3])):
-		return []string{v + string(v[n-1]) + "ed"} // ship -> shipped, log -> logged
+		return []string{v + string(v[n-1]) + "ed"} // ship -> shipped, log -> logged; not open, edit
 	}
 	return []string{v + "ed"}
+}
+
+// vowelGroups counts runs of vowels: a one-syllable verb has one.
+func vowelGroups(w string) int {
+	n, in := 0, false
+	for _, r := range w {
+		v := strings.ContainsRune("aeiou", r)
+		if v && !in {
+			n++
+		}
+		in = v
+	}
+	return n
 }
 
 // nameWords splits a tool name ("reschedule_booking", "bookTable") into words.
@@ -479,10 +492,10 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 		if !lx.isDone(w) && !cancel {
 			continue // a base form without negation is a plan, not a claim
 		}
+		if hedged(ws, i) {
+			return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
+		}
 		if modalBefore(ws, i) || subordinate(ws, i) {
-			if hedged(ws, i) {
-				return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
-			}
 			continue
 		}
 		return claimDone, ""

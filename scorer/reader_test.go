@@ -58,6 +58,8 @@ func TestReaderOrders(t *testing.T) {
 		{"It should be updated now.", nil, nil, nil, claimUndecided, false},
 		{"I'll update order 5590 now.", []string{"5590"}, nil, nil, claimNone, false},
 		{"I couldn't update it to December 3, but I've changed it to December 4.", nil, []string{"2026-12-03", "2026-12-04"}, nil, claimUndecided, false},
+		{"It is probably updated.", nil, nil, nil, claimUndecided, false},
+		{"I've edited order 5590.", []string{"5590"}, nil, nil, claimDone, false},
 	}
 	for _, c := range cases {
 		f := lx.read(c.text)
@@ -105,6 +107,15 @@ func TestReaderBookings(t *testing.T) {
 		f := lx.read(c.text)
 		if f.claim != c.claim || !slices.Equal(f.values(c.class), c.vals) {
 			t.Errorf("%q: claim %v %v %v; want %v %v", c.text, f.claim, c.class, f.values(c.class), c.claim, c.vals)
+		}
+	}
+}
+
+func TestPastForms(t *testing.T) {
+	for verb, want := range map[string]string{"open": "opened", "edit": "edited", "ship": "shipped", "log": "logged",
+		"book": "booked", "move": "moved", "apply": "applied", "send": "sent", "fix": "fixed"} {
+		if got := pastForms(verb); got[0] != want {
+			t.Errorf("pastForms(%q) = %v, want %s", verb, got, want)
 		}
 	}
 }
