@@ -54,7 +54,7 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 		}
 		return tally(keys, func(k string) (string, bool) {
 			s, ok := d.Slots[k]
-			return normValue(v.argType(m.in.Action, k), s), ok
+			return v.norm(v.argType(m.in.Action, k), s), ok
 		}, m)
 	case *trace.AgentToolIntent:
 		args := v.normArgs(d.Tool, d.Args)
@@ -206,7 +206,7 @@ func (v *view) adopted(e *trace.Event, bad map[valueClass][]string) bool {
 	case *trace.AgentState:
 		for k, s := range d.Slots {
 			t := v.fieldKind(k)
-			n := normValue(t, s)
+			n := v.norm(t, s)
 			if contains(bad[classOf(t, n)], n) {
 				return true
 			}
@@ -238,7 +238,7 @@ func (v *view) badValues(r *request) map[valueClass][]string {
 	}
 	out := map[valueClass][]string{}
 	add := func(t, s string) {
-		n := normValue(t, s)
+		n := v.norm(t, s)
 		if c := classOf(t, n); c != classNone && n != "" && !intent[n] {
 			out[c] = appendUniq(out[c], n)
 		}

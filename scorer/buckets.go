@@ -343,8 +343,8 @@ func (v *view) bucketUncompensated() []Finding {
 			if k == c.r.spec.KeyArg {
 				continue
 			}
-			held := normValue(v.argType(c.r.tool, k), got.Fields[k]) == a
-			wanted := want != nil && normValue(v.argType(c.r.tool, k), want.Fields[k]) == a
+			held := v.norm(v.argType(c.r.tool, k), got.Fields[k]) == a
+			wanted := want != nil && v.norm(v.argType(c.r.tool, k), want.Fields[k]) == a
 			if held && !wanted {
 				out = append(out, v.find(describe(c.r.tool, c.r.args)+" committed before the caller changed the request and was never put back", c.seq, v.finalSeq, v.snapSeq))
 				break

@@ -243,7 +243,7 @@ func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 		return out
 	}
 	add := func(t, s string) {
-		n := normValue(t, s)
+		n := v.norm(t, s)
 		if c := classOf(t, n); c != classNone {
 			out[c] = appendUniq(out[c], n)
 		}
@@ -275,7 +275,7 @@ func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 func (v *view) textCandidates() []string {
 	var out []string
 	add := func(tool, k, val string) {
-		if n := normValue(v.kindOf(tool, k), val); classOf(v.kindOf(tool, k), n) == classText {
+		if n := v.norm(v.kindOf(tool, k), val); classOf(v.kindOf(tool, k), n) == classText {
 			out = appendUniq(out, n)
 		}
 	}
@@ -300,7 +300,7 @@ func (v *view) fieldsHeld(want, got *trace.Record) bool {
 	}
 	for f, x := range want.Fields {
 		if t := v.fieldType(f); t == typeDate || t == typeInteger || t == typeTime || t == typeNumber {
-			x = normValue(t, x)
+			x = v.norm(t, x)
 		}
 		if got.Fields[f] != x {
 			return false

@@ -145,6 +145,7 @@ type view struct {
 	start       *trace.CallStart
 	lex         *lexicon
 	ftypes      map[string]string // field name -> argument type
+	normed      map[[2]string]string
 	keyFields   map[string]bool   // fields some tool keys on
 	yield       time.Duration
 	lastSeq     int
@@ -211,10 +212,22 @@ func (v *view) fieldKind(name string) string {
 // fieldType finds a field's type from any tool that takes it as argument.
 func (v *view) fieldType(name string) string { return v.ftypes[name] }
 
+// norm is normValue, remembered per call: the same few keys, dates and
+// counts recur in every event of a history.
+func (v *view) norm(typ, s string) string {
+	k := [2]string{typ, s}
+	if n, ok := v.normed[k]; ok {
+		return n
+	}
+	n := normValue(typ, s)
+	v.normed[k] = n
+	return n
+}
+
 // indexFields records, once per call, each field's type (from the first
 // tool that takes it) and which fields some tool keys on.
 func (v *view) indexFields() {
-	v.ftypes, v.keyFields = map[string]string{}, map[string]bool{}
+	v.ftypes, v.keyFields, v.normed = map[string]string{}, map[string]bool{}, map[[2]string]string{}
 	for _, t := range v.start.Tools {
 		if t.KeyArg != "" {
 			v.keyFields[t.KeyArg] = true
@@ -230,7 +243,7 @@ func (v *view) indexFields() {
 func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 	out := make(map[string]string, len(args))
 	for k, a := range args {
-		if a = normValue(v.argType(tool, k), a); a != "" {
+		if a = v.norm(v.argType(tool, k), a); a != "" {
 			out[k] = a
 		}
 	}
@@ -340,7 +353,7 @@ func (v *view) addMark(seq, onset int, in *trace.Intent) {
 	}
 	m := mark{seq: seq, onset: onset, in: in, norm: make(map[string]string, len(in.Slots))}
 	for k, s := range in.Slots {
-		if s = normValue(v.argType(in.Action, k), s); s != "" {
+		if s = v.norm(v.argType(in.Action, k), s); s != "" {
 			m.norm[k] = s
 		}
 	}
@@ -482,7 +495,7 @@ func (v *view) resultProblem(r *request) string {
 	wrong := b.Record.Key != r.args[r.spec.KeyArg]
 	if !wrong && r.spec.Effect == trace.EffectUpdate {
 		for k, a := range r.args {
-			if k != r.spec.KeyArg && normValue(v.argType(r.tool, k), b.Record.Fields[k]) != a {
+			if k != r.spec.KeyArg && v.norm(v.argType(r.tool, k), b.Record.Fields[k]) != a {
 				wrong = true
 			}
 		}
@@ -663,7 +676,7 @@ func (v *view) canon(rs []trace.Record) []trace.Record {
 		for f, x := range out[i].Fields {
 			switch t := v.fieldType(f); t {
 			case typeDate, typeInteger, typeTime, typeNumber:
-				out[i].Fields[f] = normValue(t, x)
+				out[i].Fields[f] = v.norm(t, x)
 			}
 		}
 	}
@@ -717,7 +730,7 @@ func (v *view) compensating(tool string, args map[string]string, seq int, self *
 		return nil
 	}
 	for k, a := range args {
-		if k != spec.KeyArg && normValue(v.argType(tool, k), orig.Fields[k]) != a {
+		if k != spec.KeyArg && v.norm(v.argType(tool, k), orig.Fields[k]) != a {
 			return nil
 		}
 	}
