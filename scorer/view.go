@@ -146,7 +146,7 @@ type view struct {
 	lex         *lexicon
 	ftypes      map[string]string // field name -> argument type
 	normed      map[[2]string]string
-	keyFields   map[string]bool   // fields some tool keys on
+	keyFields   map[string]bool // fields some tool keys on
 	yield       time.Duration
 	lastSeq     int
 	lastAt      time.Duration
