@@ -332,13 +332,13 @@ func TestHostileAgents(t *testing.T) {
 	}
 	cases := []hostileCase{
 		{name: "partial-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.PartialBody},
-			outcome: trace.OutcomeScored, reason: "caller hung up", maxAlloc: 64 << 20,
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonStalledBody, maxAlloc: 64 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				// The stalled request is cut when the call closes, on the record.
 				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
 			}},
 		{name: "slow-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.SlowBody},
-			outcome: trace.OutcomeScored, reason: "caller hung up", maxAlloc: 64 << 20,
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonStalledBody, maxAlloc: 64 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
 			}},

@@ -213,6 +213,11 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	if v := bc.Violation(); v != "" && (outcome == "" || outcome == trace.OutcomeExcluded) {
 		outcome, reason = trace.OutcomeAgentError, v
 	}
+	// A request left with its body half sent until the call closed: the
+	// agent stalled it (the backend recorded it as cancelled).
+	if n := bc.StalledBodies(); n > 0 && outcome == "" {
+		outcome, reason = trace.OutcomeAgentError, fmt.Sprintf("%s: %d request body(ies) never finished arriving", mockbackend.ReasonStalledBody, n)
+	}
 	// A dead backend explains whatever the call saw, an exclusion included
 	// (a trigger on a tool event misses when no tool call can land): the
 	// call proves nothing and must be re-run, so it is never excluded.

@@ -83,6 +83,20 @@ type Call struct {
 	nextOp   int
 	inflight map[string]string // ref → tool of requests being served
 	budget   meter
+	stalled  int // requests whose body was still arriving when the call closed
+}
+
+// ReasonStalledBody is the agent_error reason for a call that ended with a
+// tool request whose body never finished arriving: the agent started a
+// request and left it hanging.
+const ReasonStalledBody = "stalled tool request"
+
+// StalledBodies is how many requests were cut because the call closed
+// while their body was still arriving.
+func (c *Call) StalledBodies() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stalled
 }
 
 // tool is a ToolSpec with its argument patterns compiled.

@@ -38,6 +38,7 @@ func backendDocConsts() map[string]any {
 		"mockbackend.DefaultRequestsPerSecond": DefaultRequestsPerSecond,
 		"mockbackend.DefaultRequestsPerCall":   DefaultRequestsPerCall,
 		"mockbackend.ReasonToolFlood":          ReasonToolFlood,
+		"mockbackend.ReasonStalledBody":        ReasonStalledBody,
 		"mockbackend.MaxBodyBytes":             MaxBodyBytes,
 		"mockbackend.DefaultBodyTimeout":       DefaultBodyTimeout,
 		"mockbackend.MinBodyTimeout":           MinBodyTimeout,

@@ -149,6 +149,9 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	x.tool = c.tools[name]
 	switch {
 	case how == bodyCallClosed:
+		c.mu.Lock()
+		c.stalled++
+		c.mu.Unlock()
 		rep = x.abandonFor("call closed while the request body was arriving")
 	case how == bodyClientGone:
 		rep = x.abandon()
