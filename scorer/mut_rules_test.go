@@ -67,6 +67,9 @@ func TestMutRulesGolden(t *testing.T) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
+		if strings.HasPrefix(n, "axis_") {
+			continue // judged on one axis only, in TestMutRulesAxes
+		}
 		got := summary(Score(hs[n]))
 		p := filepath.Join("testdata", "mutrules", n+".txt")
 		if *update {
@@ -86,6 +89,27 @@ func TestMutRulesGolden(t *testing.T) {
 		if got != string(want) {
 			t.Errorf("%s: score changed\ngot:\n%s\nwant:\n%s", n, got, want)
 		}
+	}
+}
+
+// TestMutRulesAxes: histories whose bucket is open to question (see the
+// report in docs/SCORING.md's live mutants) are pinned on one axis only.
+func TestMutRulesAxes(t *testing.T) {
+	hs := mutHistories()
+	for _, c := range []struct {
+		name string
+		axis Axis
+		v    Verdict
+		text string
+	}{
+		// Answered 202 after the negation's onset: an open request the agent
+		// could have cancelled, so its later landing is a stale write.
+		{"axis_neg_pending_during_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
+		// An error or a lost answer is not an acceptance.
+		{"axis_neg_error_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
+		{"axis_neg_dropped_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
+	} {
+		axisSays(t, c.name, Score(hs[c.name]), c.axis, c.v, c.text)
 	}
 }
 
@@ -251,6 +275,321 @@ func mutHistories() map[string]*trace.History {
 	})
 	qtyCall("not_done_but_changed", func(b *builder) {
 		b.call("r1", "k-1", "update_order", args...).speak("a2", sorry)
+	})
+
+	// Tool failures (a fault applied): what the first act after the bad
+	// answer shows.
+	errFault := []trace.Fault{{Kind: trace.FaultStatus, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1, Status: 500}}
+	faulted := func(name string, f func(b *builder)) {
+		b := newCall(name, "tool_failure", errFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus)
+		f(b)
+		hs[name] = b.done()
+	}
+	e500 := errorBody("server_error", "boom")
+	faulted("fault_then_done", func(b *builder) { b.respond("r1", 500, e500, false).speak("a2", done2) })
+	faulted("fault_then_question", func(b *builder) {
+		b.respond("r1", 500, e500, false).speak("a2", "Could you tell me the order number again?")
+	})
+	faulted("fault_then_unsure", func(b *builder) {
+		b.respond("r1", 500, e500, false).speak("a2", "I'm not sure whether order 5590 was updated.")
+	})
+	faulted("fault_then_sorry", func(b *builder) { b.respond("r1", 500, e500, false).speak("a2", sorry) })
+	faulted("fault_then_nothing", func(b *builder) { b.respond("r1", 500, e500, false) })
+	faulted("fault_claim_spanning", func(b *builder) {
+		b.speakStart("a1", done2).respond("r1", 500, e500, false).speakEnd("a1", done2)
+	})
+	faulted("fault_claim_spanning_cleared", func(b *builder) {
+		b.speakStart("a1", done2).respond("r1", 500, e500, false).clear("a1", "Done.")
+	})
+	faulted("fault_then_read_same", func(b *builder) {
+		b.respond("r1", 500, e500, false).toolIntent("get_order", "order_number", "5590").
+			call("r2", "", "get_order", "order_number", "5590").speak("a2", sorry)
+	})
+	faulted("fault_then_read_other", func(b *builder) {
+		b.respond("r1", 500, e500, false).toolIntent("get_order", "order_number", "5509").
+			call("r2", "", "get_order", "order_number", "5509").speak("a2", sorry)
+	})
+	faulted("fault_then_retry", func(b *builder) {
+		b.respond("r1", 500, e500, false).toolIntent("update_order", args...).
+			call("r2", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	faulted("fault_then_ship", func(b *builder) {
+		b.respond("r1", 500, e500, false).toolIntent("ship_order", "order_number", "5590").
+			call("r2", "", "ship_order", "order_number", "5590").speak("a2", sorry)
+	})
+	faulted("fault_late_notice", func(b *builder) {
+		b.respond("r1", 500, e500, false).toolIntent("update_order", args...).speak("a2", sorry)
+	})
+	faulted("fault_dup_received", func(b *builder) {
+		b.respond("r1", 500, e500, false).recv("r2", "k-1", 0, "update_order", args...).replayed("r2", "r1").
+			respond("r2", 500, e500, false).speak("a2", sorry)
+	})
+	wrongFault := []trace.Fault{{Kind: trace.FaultWrongRecord, Match: &trace.ToolMatch{Tool: "get_order"}, Times: 1, Record: "5599"}}
+	wrongRead := func(name string, f func(b *builder)) {
+		b := newCall(name, "tool_failure", wrongFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "get_order", "order_number", "5590", "quantity", "2").
+			toolIntent("get_order", "order_number", "5590").
+			recv("r1", "", 0, "get_order", "order_number", "5590").faultApplied("r1", trace.FaultWrongRecord).
+			respond("r1", 200, recordBody(*record(b.recs, "orders", "5599")), false)
+		f(b)
+		hs[name] = b.done()
+	}
+	wrongRead("wrong_record_then_read_it", func(b *builder) {
+		b.toolIntent("get_order", "order_number", "5599").call("r2", "", "get_order", "order_number", "5599").
+			toolIntent("update_order", "order_number", "5599", "quantity", "2").
+			call("r3", "k-1", "update_order", "order_number", "5599", "quantity", "2").
+			speak("a1", "Done. Order 5599 now has quantity 2.")
+	})
+	wrongRead("wrong_record_then_ship_other", func(b *builder) {
+		b.toolIntent("ship_order", "order_number", "5509").call("r2", "", "ship_order", "order_number", "5509").
+			speak("a1", "Order 5590 was not changed.")
+	})
+	wrongRead("wrong_record_then_speaks_it", func(b *builder) {
+		b.speak("a1", "Order 5599 is due on December 9; shall I change it?")
+	})
+
+	// Negation: the caller withdraws the action.
+	neg := func(name string, f func(b *builder)) {
+		b := newCall(name, "negation", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			say("s2", trace.ActNegate, negateText, withdraw))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2")
+		f(b)
+		hs[name] = b.done()
+	}
+	back := []string{"order_number", "5590", "quantity", "3"}
+	neg("neg_inflight_cancelled", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").cancelled("r1", "client cancelled").speak("a2", nothing5590)
+	})
+	neg("neg_inflight_never_closed", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_inflight_committed_never_answered", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").state(2, "").commit("r1").speak("a2", nothing5590)
+	})
+	neg("neg_inflight_committed_compensated", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").state(2, "").commit("r1").ok("r1").
+			toolIntent("update_order", back...).call("r2", "k-2", "update_order", back...).
+			speak("a2", "I've put it back: order 5590 has quantity 3 again.")
+	})
+	neg("neg_after_commit_compensated", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			toolIntent("update_order", back...).call("r2", "k-2", "update_order", back...).state(2, "").
+			speak("a2", "I've put it back: order 5590 has quantity 3 again.")
+	})
+	neg("neg_after_commit_uncompensated", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_after_commit_already", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").state(2, "").
+			speak("a2", "That had already gone through: order 5590 has quantity 2 now.")
+	})
+	neg("neg_then_write_sent", func(b *builder) {
+		b.caller("s2").call("r1", "k-1", "update_order", args...).speak("a2", nothing5590)
+	})
+	neg("neg_then_pending_state", func(b *builder) {
+		b.caller("s2").state(2, "update_order", "order_number", "5590", "quantity", "2").speak("a2", nothing5590)
+	})
+	neg("neg_during_send", func(b *builder) {
+		b.callerStart("s2").call("r1", "k-1", "update_order", args...).callerFinal("s2").state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_then_cancel_call_read", func(b *builder) {
+		b.caller("s2").toolIntent("get_order", "order_number", "5590").call("r1", "", "get_order", "order_number", "5590").
+			state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_accepted_before_onset", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).commit("r1").ok("r1").callerStart("s2").callerFinal("s2").
+			state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_answered_during_onset", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).commit("r1").callerStart("s2").ok("r1").callerFinal("s2").
+			state(2, "").speak("a2", nothing5590)
+	})
+
+	// Correction: quantity 2, then 4.
+	qty4 := intent(2, "update_order", true, "order_number", "5590", "quantity", "4")
+	args4 := []string{"order_number", "5590", "quantity", "4"}
+	corr := func(name string, f func(b *builder)) {
+		b := newCall(name, "correction", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			say("s2", trace.ActCorrect, "Sorry, make that quantity 4.", qty4))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2")
+		f(b)
+		hs[name] = b.done()
+	}
+	const done4 = "Done. Order 5590 now has quantity 4."
+	corr("corr_inflight_commits_stale", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").commit("r1").ok("r1").
+			state(2, "update_order", args4...).toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_stale_sent_after", func(b *builder) {
+		b.caller("s2").state(2, "update_order", args4...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	corr("corr_stale_sent_during_onset", func(b *builder) {
+		b.callerStart("s2").call("r1", "k-1", "update_order", args...).callerFinal("s2").
+			state(2, "update_order", args4...).toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_heard", func(b *builder) {
+		b.caller("s2").state(2, "update_order", args4...).toolIntent("update_order", args4...).
+			call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_first_act_speech", func(b *builder) {
+		b.caller("s2").speak("a1", "Okay, quantity 4 for order 5590.").toolIntent("update_order", args4...).
+			call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_first_act_old_speech", func(b *builder) {
+		b.caller("s2").speak("a1", "Okay, quantity 2 for order 5590.").toolIntent("update_order", args4...).
+			call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_no_act", func(b *builder) { b.caller("s2") })
+	corr("corr_accepted_before", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").state(2, "update_order", args4...).
+			speak("a2", done2)
+	})
+	corr("corr_accepted_before_then_fixed", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_stale_state_kept", func(b *builder) {
+		b.caller("s2").state(2, "update_order", args...).toolIntent("update_order", args4...).
+			call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_dropped_task", func(b *builder) {
+		b.caller("s2").state(2, "").speak("a2", "Okay.")
+	})
+	corr("corr_dropped_task_claims", func(b *builder) {
+		b.caller("s2").state(2, "").speak("a2", done4)
+	})
+
+	// Noise while the agent speaks.
+	noisy := func(name string, f func(b *builder)) {
+		b := newCall(name, "interruption", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			trace.Step{ID: "n1", Do: trace.StepNoise, Sound: "door", Duration: 400 * time.Millisecond})
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2")
+		f(b)
+		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
+		hs[name] = b.done()
+	}
+	noisy("noise_clear_inside", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).clear("a1", "Okay, updating").
+			noise("n1", trace.KindCallerNoiseEnd)
+	})
+	noisy("noise_clear_within_yield", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).
+			wait(time.Second).clear("a1", "Okay, updating")
+	})
+	noisy("noise_clear_after_yield", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).
+			wait(2*time.Second).clear("a1", "Okay, updating")
+	})
+	noisy("noise_clear_before", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").clear("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).
+			noise("n1", trace.KindCallerNoiseEnd)
+	})
+	noisy("noise_never_ends", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).wait(5*time.Second).clear("a1", "Okay, updating")
+	})
+
+	// Interruption: a stop while the agent speaks.
+	interrupt := func(name string, f func(b *builder)) {
+		b := newCall(name, "interruption", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			trace.Step{ID: "s2", Do: trace.StepSay, Act: trace.ActInterrupt, Text: "Hang on a second."})
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2")
+		f(b)
+		hs[name] = b.done()
+	}
+	rest := func(b *builder) {
+		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	}
+	interrupt("interrupt_cleared_at_once", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").callerStart("s2").clear("a1", "Okay").callerFinal("s2")
+		rest(b)
+	})
+	interrupt("interrupt_ended_late", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").callerStart("s2").callerFinal("s2").wait(2*time.Second).speakEnd("a1", "Okay, updating order")
+		rest(b)
+	})
+	interrupt("interrupt_ended_at_bound", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").callerStart("s2").wait(1300*time.Millisecond).speakEnd("a1", "Okay, updating order").callerFinal("s2")
+		rest(b)
+	})
+	interrupt("interrupt_never_stopped", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").callerStart("s2").callerFinal("s2")
+		rest(b)
+	})
+	interrupt("interrupt_not_speaking", func(b *builder) {
+		b.speak("a1", "Okay, updating order").callerStart("s2").callerFinal("s2")
+		rest(b)
+	})
+	interrupt("interrupt_cleared_before_onset", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").clear("a1", "Okay").callerStart("s2").callerFinal("s2")
+		rest(b)
+	})
+	interrupt("interrupt_starts_at_onset", func(b *builder) {
+		b.callerStart("s2").speakStart("a1", "Okay, updating order").callerFinal("s2").speakEnd("a1", "Okay, updating order")
+		rest(b)
+	})
+
+	// A write answered before the change's onset lands after its final
+	// words: judged as of its answer, unless the answer was an error or lost.
+	pend := `{"ok":true,"status":"pending","operation":"op-1"}`
+	neg("neg_pending_before_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 202, pend, false).caller("s2").state(2, "").
+			commit("r1").speak("a2", nothing5590)
+	})
+	neg("axis_neg_pending_during_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).callerStart("s2").respond("r1", 202, pend, false).callerFinal("s2").
+			state(2, "").commit("r1").speak("a2", nothing5590)
+	})
+	neg("axis_neg_error_before_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 500, e500, false).caller("s2").state(2, "").
+			commit("r1").speak("a2", nothing5590)
+	})
+	neg("axis_neg_dropped_before_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 200, "", true).caller("s2").state(2, "").
+			commit("r1").speak("a2", nothing5590)
+	})
+	corr("corr_pending_before_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 202, pend, false).caller("s2").commit("r1").
+			state(2, "update_order", args4...).toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_pending_during_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).callerStart("s2").respond("r1", 202, pend, false).callerFinal("s2").commit("r1").
+			state(2, "update_order", args4...).toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_pending_before_onset_never_fixed", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 202, pend, false).caller("s2").commit("r1").
+			state(2, "update_order", args4...).speak("a2", done2)
+	})
+	noisy("noise_clear_at_bound", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).
+			wait(1300*time.Millisecond).clear("a1", "Okay, updating")
+	})
+	noisy("noise_clear_just_after_bound", func(b *builder) {
+		b.speakStart("a1", "Okay, updating").noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).
+			wait(1301*time.Millisecond).clear("a1", "Okay, updating")
+	})
+	interrupt("interrupt_ended_just_after_bound", func(b *builder) {
+		b.speakStart("a1", "Okay, updating order").callerStart("s2").wait(1301*time.Millisecond).speakEnd("a1", "Okay, updating order").callerFinal("s2")
+		rest(b)
+	})
+	qtyCall("hangup_at_yield_bound", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).wait(1300 * time.Millisecond).hangup()
+	})
+	qtyCall("hangup_just_after_yield_bound", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).wait(1301 * time.Millisecond).hangup()
+	})
+	qtyCall("hangup_mid_claim", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speakStart("a2", done2).hangup()
+	})
+	qtyCall("hangup_after_claim", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speak("a2", done2).hangup()
+	})
+	qtyCall("hangup_mid_claim_cleared", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speakStart("a2", done2).clear("a2", "Done.").hangup()
 	})
 	return hs
 }
