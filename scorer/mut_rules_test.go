@@ -108,6 +108,12 @@ func TestMutRulesAxes(t *testing.T) {
 		// An error or a lost answer is not an acceptance.
 		{"axis_neg_error_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
 		{"axis_neg_dropped_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
+		// The new name heard: captured on the changed slot (the pet) passes.
+		// (Active state fails on the unchanged text slot: reported as a bug.)
+		{"axis_pets_speech_new_name", Captured, Pass, "first act after the correction reflects the new intent"},
+		{"axis_pets_speech_both_names", Captured, Pass, "first act after the correction reflects the new intent"},
+		{"axis_pets_confirms_old_name", BackendCorrect, Pass, "snapshot equals the intended state"},
+		{"axis_pets_confirms_both_names", ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend"},
 	} {
 		axisSays(t, c.name, Score(hs[c.name]), c.axis, c.v, c.text)
 	}
@@ -591,5 +597,161 @@ func mutHistories() map[string]*trace.History {
 	qtyCall("hangup_mid_claim_cleared", func(b *builder) {
 		b.call("r1", "k-1", "update_order", args...).speakStart("a2", done2).clear("a2", "Done.").hangup()
 	})
+
+	// Text keys (pets named rex and fido): a name is a text value.
+	pets := func(name string, f func(b *builder)) {
+		b := newCallIn(petTools, name, "correction", nil, petRecords(),
+			say("s1", trace.ActSay, "Please update rex's food to tuna.", intent(1, "update_pet", true, "pet", "rex", "food", "tuna")),
+			say("s2", trace.ActCorrect, "Sorry, I meant fido.", intent(2, "update_pet", true, "pet", "fido", "food", "tuna")))
+		b.caller("s1").state(1, "update_pet", "pet", "rex", "food", "tuna").caller("s2")
+		f(b)
+		hs[name] = b.done()
+	}
+	fido := []string{"pet", "fido", "food", "tuna"}
+	pets("pets_speech_old_name", func(b *builder) {
+		b.speak("a1", "Okay, updating rex now.").call("r1", "k-1", "update_pet", fido...).speak("a2", "Done, fido's food is updated to tuna.")
+	})
+	pets("axis_pets_speech_new_name", func(b *builder) {
+		b.speak("a1", "Okay, updating fido now.").call("r1", "k-1", "update_pet", fido...).speak("a2", "Done, fido's food is updated to tuna.")
+	})
+	pets("axis_pets_speech_both_names", func(b *builder) {
+		b.speak("a1", "Okay, fido, not rex.").call("r1", "k-1", "update_pet", fido...).speak("a2", "Done, fido's food is updated to tuna.")
+	})
+	pets("axis_pets_confirms_old_name", func(b *builder) {
+		b.call("r1", "k-1", "update_pet", fido...).speak("a2", "Done, rex's food is updated to tuna.")
+	})
+	pets("axis_pets_confirms_both_names", func(b *builder) {
+		b.call("r1", "k-1", "update_pet", fido...).speak("a2", "Done, fido's food is updated to tuna, not rex's.")
+	})
+	pets("pets_wrong_pet_written", func(b *builder) {
+		b.call("r1", "k-1", "update_pet", "pet", "rex", "food", "tuna").speak("a2", "Done, rex's food is updated to tuna.")
+	})
+
+	// Creates: a stale create lands first and takes the predicted key.
+	ship99 := intent(2, "ship_order", true, "order_number", "5599")
+	ships := func(name string, f func(b *builder)) {
+		b := newCall(name, "correction", nil, domain(), say("s1", trace.ActSay, reqShip5590, ship5590),
+			say("s2", trace.ActCorrect, "Sorry, I meant order 5599.", ship99))
+		b.caller("s1").state(1, "ship_order", "order_number", "5590")
+		f(b)
+		hs[name] = b.done()
+	}
+	const shipped99 = "Done. Order 5599 is shipped."
+	ships("ship_stale_first", func(b *builder) {
+		b.toolIntent("ship_order", "order_number", "5590").recv("r1", "k-1", 0, "ship_order", "order_number", "5590").
+			caller("s2").commit("r1").ok("r1").state(2, "ship_order", "order_number", "5599").
+			toolIntent("ship_order", "order_number", "5599").call("r2", "k-2", "ship_order", "order_number", "5599").speak("a2", shipped99)
+	})
+	ships("ship_right_only", func(b *builder) {
+		b.caller("s2").state(2, "ship_order", "order_number", "5599").
+			toolIntent("ship_order", "order_number", "5599").call("r1", "k-2", "ship_order", "order_number", "5599").speak("a2", shipped99)
+	})
+	ships("ship_stale_only", func(b *builder) {
+		b.caller("s2").state(2, "ship_order", "order_number", "5599").
+			toolIntent("ship_order", "order_number", "5590").call("r1", "k-2", "ship_order", "order_number", "5590").speak("a2", shipped99)
+	})
+	ships("ship_right_twice", func(b *builder) {
+		b.caller("s2").state(2, "ship_order", "order_number", "5599").
+			call("r1", "", "ship_order", "order_number", "5599").call("r2", "", "ship_order", "order_number", "5599").speak("a2", shipped99)
+	})
+
+	// Odd answers and intents.
+	faultsCall := func(name string, f func(b *builder)) {
+		b := newCall(name, "tool_failure", errFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2")
+		f(b)
+		hs[name] = b.done()
+	}
+	faultsCall("fault_answer_not_json", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").respond("r1", 200, "<html>oops</html>", false).speak("a2", done2)
+	})
+	faultsCall("fault_answer_not_ok", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").respond("r1", 200, `{"ok":false}`, false).speak("a2", done2)
+	})
+	faultsCall("fault_answer_other_values", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").
+			respond("r1", 200, recordBody(order("5590", "2026-12-01", "7")), false).speak("a2", done2)
+	})
+	faultsCall("fault_answer_ok", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").ok("r1").speak("a2", done2)
+	})
+	faultsCall("fault_answer_202_plain", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").respond("r1", 202, `{"ok":true}`, false).speak("a2", done2)
+	})
+	faultsCall("fault_answer_400", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).respond("r1", 400, errorBody("bad_request", "no"), false).speak("a2", sorry)
+	})
+	faultsCall("fault_answer_399", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).commit("r1").respond("r1", 399, recordBody(order("5590", "2026-12-01", "2")), false).speak("a2", done2)
+	})
+	faultsCall("fault_timeout_cancelled", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout).wait(5*time.Second).cancelled("r1", "client gave up").
+			toolIntent("update_order", args...).call("r2", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	faultsCall("fault_cancelled_no_timeout", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).cancelled("r1", "client gave up").
+			toolIntent("update_order", args...).call("r2", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	qtyCall("answer_not_json", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).commit("r1").respond("r1", 200, "<html>oops</html>", false).speak("a2", done2)
+	})
+	qtyCall("answer_not_ok", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).commit("r1").respond("r1", 200, `{"ok":false}`, false).speak("a2", done2)
+	})
+	qtyCall("answer_other_values", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).commit("r1").
+			respond("r1", 200, recordBody(order("5590", "2026-12-01", "7")), false).speak("a2", done2)
+	})
+	b = newCall("unknown-tool", "plain", nil, domain(), say("s1", trace.ActSay, "Please frobnicate order 5590.",
+		intent(1, "frobnicate", true, "order_number", "5590")))
+	b.caller("s1").speak("a1", "Sorry, I cannot do that; nothing was changed.")
+	hs["intent_unknown_tool"] = b.done()
+	b = newCall("missing-record", "plain", nil, domain(), say("s1", trace.ActSay, "Please change the quantity on order 1234 to 2.",
+		intent(1, "update_order", true, "order_number", "1234", "quantity", "2")))
+	b.caller("s1").speak("a1", "Sorry, there is no order 1234; nothing was changed.")
+	hs["intent_missing_record"] = b.done()
+	b = newCall("final-only", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.callerFinal("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	hs["caller_final_without_start"] = b.done()
+	b = newCall("missed-trigger", "correction", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+		say("s2", trace.ActCorrect, "Sorry, make that quantity 4.", qty4))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	hs["correction_never_spoken"] = b.done()
+	b = newCall("fault-step", "tool_failure", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+		trace.Step{ID: "f1", Do: trace.StepFault})
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	hs["fault_step_not_applied"] = b.done()
+	b = newCall("interrupt-no-intent", "interruption", nil, domain(),
+		trace.Step{ID: "s1", Do: trace.StepSay, Act: trace.ActInterrupt, Text: "Wait!", Invalidates: true})
+	b.speakStart("a1", "Hello, how can").caller("s1").clear("a1", "Hello").speak("a2", "Yes?")
+	hs["interrupt_without_intent"] = b.done()
+	for _, sc := range []float64{0, 2} {
+		sc := sc
+		b = newCall(fmt.Sprintf("scale-%v", sc), "interruption", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			trace.Step{ID: "n1", Do: trace.StepNoise, Sound: "door", Duration: 400 * time.Millisecond})
+		b.start.TimeScale = sc
+		b.caller("s1").state(1, "update_order", args...).speakStart("a1", "Okay, updating").
+			noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).wait(2*time.Second).clear("a1", "Okay, updating").
+			toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
+		hs[fmt.Sprintf("noise_time_scale_%v", sc)] = b.done()
+	}
 	return hs
+}
+
+var petTools = []trace.ToolSpec{
+	{Name: "get_pet", Effect: trace.EffectRead, Table: "pets", KeyArg: "pet",
+		Args: []trace.ArgSpec{{Name: "pet", Type: "string", Required: true}}},
+	{Name: "update_pet", Effect: trace.EffectUpdate, Table: "pets", KeyArg: "pet", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "pet", Type: "string", Required: true}, {Name: "food", Type: "string"}}},
+}
+
+func petRecords() []trace.Record {
+	return []trace.Record{
+		{Table: "pets", Key: "rex", Version: 1, Fields: map[string]string{"food": "beef"}},
+		{Table: "pets", Key: "fido", Version: 1, Fields: map[string]string{"food": "beef"}},
+	}
 }
