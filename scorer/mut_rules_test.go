@@ -739,6 +739,46 @@ func mutHistories() map[string]*trace.History {
 			toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
 		hs[fmt.Sprintf("noise_time_scale_%v", sc)] = b.done()
 	}
+
+	// A plain false confirmation: a later write overwrote the wanted value.
+	args5 := []string{"order_number", "5590", "quantity", "5"}
+	qtyCall("false_confirmation_overwritten", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).toolIntent("update_order", args5...).
+			call("r2", "k-2", "update_order", args5...).speak("a2", "Done, order 5590 is updated.")
+	})
+	qtyCall("false_confirmation_in_flight", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).toolIntent("update_order", args...).
+			recv("r2", "k-2", 0, "update_order", args...).speak("a2", "Done, order 5590 is updated.")
+	})
+	qtyCall("false_confirmation_read_in_flight", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).
+			recv("r2", "", 0, "get_order", "order_number", "5590").speak("a2", "Done, order 5590 is updated.")
+	})
+	qtyCall("false_confirmation_no_snapshot", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).speak("a2", "Done, order 5590 is updated.")
+	})
+	hs["false_confirmation_no_snapshot"] = dropKind(hs["false_confirmation_no_snapshot"], trace.KindSnapshot)
+	qtyCall("gave_up_one_unanswered", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 500, e500, false).
+			recv("r2", "k-1", 0, "update_order", args...).speak("a2", sorry)
+	})
+	// Never confirmed is not bucketed when axis 6 excuses the silence; a
+	// wrong first write makes the call fail on another axis.
+	qtyCall("silent_hangup_in_flight", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).recv("r2", "k-2", 0, "update_order", args...).hangup()
+	})
+	qtyCall("silent_hangup_mid_speech", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).call("r2", "k-2", "update_order", args...).speakStart("a2", done2).hangup()
+	})
+	qtyCall("silent_hangup_on_answer", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).call("r2", "k-2", "update_order", args...).hangup()
+	})
+	qtyCall("silent_unread_statement", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).call("r2", "k-2", "update_order", args...).speak("a2", "Order 5590, quantity 2.")
+	})
+	qtyCall("silent_stays_on", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args5...).call("r2", "k-2", "update_order", args...).speak("a2", "Anything else?")
+	})
 	return hs
 }
 
