@@ -795,3 +795,118 @@ func petRecords() []trace.Record {
 		{Table: "pets", Key: "fido", Version: 1, Fields: map[string]string{"food": "beef"}},
 	}
 }
+
+// TestMutListsAndLookups pins the exported lists and lookups.
+func TestMutListsAndLookups(t *testing.T) {
+	if got := ChallengeKinds(); !slices.Equal(got, []ChallengeKind{ChallengeCorrection, ChallengeNegation, ChallengeInterruption,
+		ChallengeNoise, ChallengeToolFailure, ChallengePlain}) {
+		t.Errorf("ChallengeKinds = %v", got)
+	}
+	if got := Buckets(); len(got) != 14 || got[0] != BucketStaleToolArgs || got[len(got)-1] != BucketUnclassified ||
+		!slices.Contains(got, BucketStaleState) || !slices.Contains(got, BucketNeverConfirmed) ||
+		slices.Index(got, BucketWrongRecord) != 12 || slices.Index(got, BucketNotExecuted) != 7 {
+		t.Errorf("Buckets = %v", got)
+	}
+	var cs CallScore
+	if r := cs.Axis(Captured); r.Axis != Captured || r.Verdict != Unknown || len(r.Findings) != 0 {
+		t.Errorf("missing axis: %+v", r)
+	}
+	for k, want := range map[ChallengeKind]bool{ChallengeCorrection: true, ChallengeNegation: true, ChallengeInterruption: true,
+		ChallengeNoise: false, ChallengeToolFailure: false, ChallengePlain: false} {
+		if got := (challenge{kind: k}).speech(); got != want {
+			t.Errorf("%s.speech() = %v", k, got)
+		}
+	}
+}
+
+// viewOf indexes a history the way Score does.
+func viewOf(h *trace.History) *view { return index(h, h.Start(), h.End()) }
+
+// TestMutViewHelpers: citations, marks and request timelines on real
+// histories.
+func TestMutViewHelpers(t *testing.T) {
+	hs := mutHistories()
+	v := viewOf(hs["corr_heard"])
+	if got := v.cite(1); got != "#1 call.start" {
+		t.Errorf("cite(1) = %q", got)
+	}
+	if got := v.cite(999); got != "#999" {
+		t.Errorf("cite(999) = %q", got)
+	}
+	f := v.find("x", 0, -1, 2, 2, 3)
+	if !slices.Equal(f.Events, []int{2, 3}) || !strings.HasPrefix(f.Text, "x [#2 ") || strings.Count(f.Text, "#") != 2 {
+		t.Errorf("find = %+v", f)
+	}
+	if g := v.find("y", 0); g.Text != "y" || len(g.Events) != 0 {
+		t.Errorf("find without events = %+v", g)
+	}
+	// Two marks: version 1 at its final, version 2 (changed) with an onset.
+	if len(v.marks) != 2 || !v.marks[1].changed || v.marks[1].onset == 0 || v.marks[1].onset >= v.marks[1].seq {
+		t.Fatalf("marks %+v", v.marks)
+	}
+	m1, m2 := &v.marks[0], &v.marks[1]
+	for _, c := range []struct {
+		name string
+		got  *mark
+		want *mark
+	}{
+		{"markBefore(m1)", v.markBefore(m1.seq), nil},
+		{"markBefore(m1+1)", v.markBefore(m1.seq + 1), m1},
+		{"markBefore(m2)", v.markBefore(m2.seq), m1},
+		{"markBefore(m2+1)", v.markBefore(m2.seq + 1), m2},
+		{"markSpoken(m1)", v.markSpoken(m1.seq), m1}, // the first intent counts from its onset too
+		{"markSpoken(m1 onset)", v.markSpoken(m1.onset), nil},
+		{"markSpoken(m1 onset+1)", v.markSpoken(m1.onset + 1), m1},
+		{"markSpoken(onset)", v.markSpoken(m2.onset), m1},
+		{"markSpoken(onset+1)", v.markSpoken(m2.onset + 1), m2},
+		{"markSpoken(m2)", v.markSpoken(m2.seq), m2},
+		{"markAt(m2)", v.markAt(m2.seq), m2},
+		{"markAt(onset)", v.markAt(m2.onset), nil},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// superseded: quantity 2 belongs to version 1 and differs from 4.
+	if !v.superseded(m2, "quantity", "2") || v.superseded(m2, "quantity", "4") || v.superseded(m2, "quantity", "") ||
+		v.superseded(m2, "quantity", "9") || v.superseded(m1, "quantity", "4") {
+		t.Error("superseded")
+	}
+	if v.intentAt(1) != nil {
+		t.Error("intentAt(call.start)")
+	}
+}
+
+// TestMutRequestTimeline: closed, after and openAt at their boundaries.
+func TestMutRequestTimeline(t *testing.T) {
+	for _, c := range []struct {
+		r           request
+		closed, aft int
+	}{
+		{request{recv: 5, responded: 9, cancelled: 9}, 9, 9},
+		{request{recv: 5, responded: 9}, 9, 9},
+		{request{recv: 5, cancelled: 9}, 9, 9},
+		{request{recv: 5, responded: 9, retryAt: 9}, 9, 9},  // a retry at the answer changes nothing
+		{request{recv: 5, responded: 10, retryAt: 9}, 10, 8}, // a retry before it does
+		{request{recv: 5, retryAt: 7}, 0, 6},
+		{request{recv: 5}, 0, 0},
+	} {
+		if got := c.r.closed(); got != c.closed {
+			t.Errorf("%+v closed = %d, want %d", c.r, got, c.closed)
+		}
+		if got := c.r.after(); got != c.aft {
+			t.Errorf("%+v after = %d, want %d", c.r, got, c.aft)
+		}
+	}
+	committed := &request{recv: 5, commits: []int{8}}
+	if !committed.openAt(7) || committed.openAt(8) {
+		t.Error("openAt: open up to its commit, not at it")
+	}
+	cancelled := &request{recv: 5, cancelled: 8}
+	if !cancelled.openAt(8) || cancelled.openAt(9) || cancelled.openAt(5) {
+		t.Error("openAt at the cancel")
+	}
+	if !(&request{recv: 5, rejected: 0}).openAt(6) {
+		t.Error("openAt: an unanswered request is open")
+	}
+}
