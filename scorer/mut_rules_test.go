@@ -114,6 +114,9 @@ func TestMutRulesAxes(t *testing.T) {
 		{"axis_pets_speech_both_names", Captured, Pass, "first act after the correction reflects the new intent"},
 		{"axis_pets_confirms_old_name", BackendCorrect, Pass, "snapshot equals the intended state"},
 		{"axis_pets_confirms_both_names", ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend"},
+		// Another count than the new one: not heard. (Its stale_working_state
+		// bucket says "the old values" although 7 never was one: reported.)
+		{"axis_corr_speech_other_count", Captured, Fail, "first act after the correction does not reflect the new intent"},
 	} {
 		axisSays(t, c.name, Score(hs[c.name]), c.axis, c.v, c.text)
 	}
@@ -778,6 +781,75 @@ func mutHistories() map[string]*trace.History {
 	})
 	qtyCall("silent_stays_on", func(b *builder) {
 		b.call("r1", "k-1", "update_order", args5...).call("r2", "k-2", "update_order", args...).speak("a2", "Anything else?")
+	})
+
+	// What the first act after a negation or correction shows when it is
+	// a put-back, a cancel, or an "already" report.
+	neg("neg_compensating_intent_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			toolIntent("update_order", back...).call("r2", "k-2", "update_order", back...).state(2, "").
+			speak("a2", "I've put it back: order 5590 has quantity 3 again.")
+	})
+	neg("neg_compensation_request_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			call("r2", "k-2", "update_order", back...).state(2, "").
+			speak("a2", "I've put it back: order 5590 has quantity 3 again.")
+	})
+	neg("neg_already_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			speak("a2", "That had already gone through: order 5590 has quantity 2 now.").state(2, "")
+	})
+	neg("neg_done_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").speak("a2", done2).state(2, "")
+	})
+	neg("neg_read_cancelled_first", func(b *builder) {
+		b.recv("r1", "", 0, "get_order", "order_number", "5590").caller("s2").cancelled("r1", "client cancelled").
+			state(2, "").speak("a2", nothing5590)
+	})
+	neg("neg_write_cancelled_first", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").cancelled("r1", "client cancelled").
+			speak("a2", nothing5590)
+	})
+	neg("neg_unknown_ref_first", func(b *builder) {
+		b.caller("s2")
+		b.emit(trace.SourceBackend, trace.KindToolResponded, &trace.ToolEvent{Ref: "zz", Tool: "get_order", Status: 200, Body: "{}"})
+		b.speak("a2", nothing5590)
+	})
+	neg("neg_wait_first", func(b *builder) {
+		b.caller("s2").speak("a1", "One moment please.").speak("a2", nothing5590)
+	})
+	neg("neg_other_write_first", func(b *builder) {
+		b.caller("s2").toolIntent("ship_order", "order_number", "5590").speak("a2", nothing5590)
+	})
+	neg("neg_read_intent_first", func(b *builder) {
+		b.caller("s2").toolIntent("get_order", "order_number", "5590").speak("a2", nothing5590)
+	})
+	corr("corr_compensating_intent_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			toolIntent("update_order", back...).state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r2", "k-2", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_compensation_request_first", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").
+			call("r2", "k-2", "update_order", back...).state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r3", "k-3", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_other_tool_first", func(b *builder) {
+		b.caller("s2").toolIntent("ship_order", "order_number", "5590").state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_read_first", func(b *builder) {
+		b.caller("s2").toolIntent("get_order", "order_number", "5590").call("r0", "", "get_order", "order_number", "5590").
+			state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("axis_corr_speech_other_count", func(b *builder) {
+		b.caller("s2").speak("a1", "Okay, quantity 7 then.").state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r1", "k-1", "update_order", args4...).speak("a2", done4)
+	})
+	corr("corr_speech_no_count", func(b *builder) {
+		b.caller("s2").speak("a1", "Okay, order 5590.").state(2, "update_order", args4...).
+			toolIntent("update_order", args4...).call("r1", "k-1", "update_order", args4...).speak("a2", done4)
 	})
 	return hs
 }
