@@ -958,7 +958,7 @@ func TestMutRequestTimeline(t *testing.T) {
 		{request{recv: 5, responded: 9, cancelled: 9}, 9, 9},
 		{request{recv: 5, responded: 9}, 9, 9},
 		{request{recv: 5, cancelled: 9}, 9, 9},
-		{request{recv: 5, responded: 9, retryAt: 9}, 9, 9},  // a retry at the answer changes nothing
+		{request{recv: 5, responded: 9, retryAt: 9}, 9, 9},   // a retry at the answer changes nothing
 		{request{recv: 5, responded: 10, retryAt: 9}, 10, 8}, // a retry before it does
 		{request{recv: 5, retryAt: 7}, 0, 6},
 		{request{recv: 5}, 0, 0},
