@@ -851,6 +851,17 @@ func mutHistories() map[string]*trace.History {
 		b.caller("s2").speak("a1", "Okay, order 5590.").state(2, "update_order", args4...).
 			toolIntent("update_order", args4...).call("r1", "k-1", "update_order", args4...).speak("a2", done4)
 	})
+
+	// A timed-out write retried while the agent had begun a done-claim:
+	// the retry's receipt (after() = the seq before it) is the claim's own
+	// start, so the claim does not come after the bad answer.
+	toFault := []trace.Fault{{Kind: trace.FaultTimeout, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1}}
+	b = newCall("timeout-claim", "tool_failure", toFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout)
+	b.emit(trace.SourceAgent, trace.KindAgentSpeechStart, &trace.AgentSpeech{Utterance: "a2"})
+	b.recv("r2", "k-1", 0, "update_order", args...).commit("r2").ok("r2").cancelled("r1", "client gave up").speakEnd("a2", done2)
+	hs["timeout_retry_at_claim_start"] = b.done()
 	return hs
 }
 
