@@ -862,6 +862,46 @@ func mutHistories() map[string]*trace.History {
 	b.emit(trace.SourceAgent, trace.KindAgentSpeechStart, &trace.AgentSpeech{Utterance: "a2"})
 	b.recv("r2", "k-1", 0, "update_order", args...).commit("r2").ok("r2").cancelled("r1", "client gave up").speakEnd("a2", done2)
 	hs["timeout_retry_at_claim_start"] = b.done()
+
+	// Confirmation claims after a negation, and statements the reader
+	// finds no claim in.
+	neg("neg_restored_unchanged", func(b *builder) {
+		b.caller("s2").state(2, "").speak("a2", "I've put it back: order 5590 has quantity 3 again.")
+	})
+	neg("neg_restored_wrong_value", func(b *builder) {
+		b.caller("s2").state(2, "").speak("a2", "I've put it back: order 5590 has quantity 7 again.")
+	})
+	neg("neg_already_wrong_value", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).caller("s2").state(2, "").
+			speak("a2", "That had already gone through: order 5590 has quantity 9 now.")
+	})
+	neg("neg_done_unchanged_no_values", func(b *builder) {
+		b.caller("s2").state(2, "").speak("a2", "Done, order 5590 is updated.")
+	})
+	qtyCall("unread_plan", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speak("a2", "I will update order 5590 to quantity 2.")
+	})
+	qtyCall("unread_question", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speak("a2", "Order 5590, quantity 2, is that right?")
+	})
+	qtyCall("unread_wait", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speak("a2", "One moment, order 5590, quantity 2.")
+	})
+	qtyCall("unread_cleared", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speakStart("a2", "Order 5590, quantity 2.").clear("a2", "Order 5590")
+	})
+	qtyCall("unread_other_values", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...).speak("a2", "Order 5509, quantity 7.")
+	})
+	qtyCall("unread_before_final", func(b *builder) {
+		b.call("r1", "k-1", "update_order", args...)
+	})
+	hs["unread_before_final"] = func() *trace.History {
+		b := newCall("unread-before", "plain", nil, domain(), say("s0", trace.ActSay, "Hello.", nil), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s0").speak("a0", "Order 5590, quantity 2.").caller("s1").state(1, "update_order", args...).
+			toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a1", "Anything else?")
+		return b.done()
+	}()
 	return hs
 }
 
