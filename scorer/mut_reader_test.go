@@ -245,6 +245,7 @@ func TestMutScanDates(t *testing.T) {
 		{"Wednesday 9 December", []string{"2026-12-09"}},
 		{"Wednesday, December 9", []string{"2026-12-09"}},
 		{"Wednesday the 9th of December", []string{"2026-12-09"}},
+		{"on Wednesday the 9th of December", []string{"2026-12-09"}},
 		{"9th of December", []string{"2026-12-09"}},
 		{"the 9th of December", []string{"2026-12-09"}},
 		{"December 9 2027", []string{"2027-12-09"}},
@@ -768,6 +769,21 @@ func TestMutPlans(t *testing.T) {
 		if got := lx.plans(tokens(c.in)); got != c.want {
 			t.Errorf("plans(%q) = %v, want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// The doubled consonant of an -ing form ("shipping") is dropped only when
+// at least two letters remain: a one-letter verb "x" is not planned by "xxing".
+func TestMutPlansDoubledConsonant(t *testing.T) {
+	lx := newLexicon([]trace.ToolSpec{{Name: "x_order", Effect: trace.EffectUpdate, Table: "orders", Consequential: true}})
+	if !lx.isBase("x") {
+		t.Fatal(`"x" should be a catalogue verb`)
+	}
+	if lx.plans([]string{"xxing"}) {
+		t.Error(`plans("xxing") = true`)
+	}
+	if !newLexicon(mrCreate).plans([]string{"shipping"}) {
+		t.Error(`plans("shipping") = false with the create family`)
 	}
 }
 
