@@ -902,6 +902,55 @@ func mutHistories() map[string]*trace.History {
 			toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a1", "Anything else?")
 		return b.done()
 	}()
+
+	// Active state: a self-report with nothing pending.
+	plainCall := func(name string, f func(b *builder)) {
+		b := newCall(name, "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1")
+		f(b)
+		hs[name] = b.done()
+	}
+	plainCall("idle_state_after_send", func(b *builder) {
+		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).state(1, "", args...).speak("a2", done2)
+	})
+	plainCall("idle_state_rejected_send", func(b *builder) {
+		b.toolIntent("update_order", args...).recv("r1", "k-1", 0, "update_order", args...)
+		b.emit(trace.SourceBackend, trace.KindToolRejected, b.tev("r1"))
+		b.state(1, "", args...).speak("a2", sorry)
+	})
+	plainCall("idle_state_claim_cleared", func(b *builder) {
+		b.state(1, "", args...).speakStart("a2", done2).clear("a2", "Done.")
+	})
+	plainCall("idle_state_claim_before", func(b *builder) {
+		b.speak("a2", done2).state(1, "", args...)
+	})
+	plainCall("idle_state_claim_after", func(b *builder) {
+		b.state(1, "", args...).speak("a2", done2)
+	})
+	plainCall("idle_state_other_write_sent", func(b *builder) {
+		b.toolIntent("update_order", args5...).call("r1", "k-1", "update_order", args5...).state(1, "", args...).speak("a2", sorry)
+	})
+	plainCall("state_other_values", func(b *builder) {
+		b.state(1, "update_order", args5...).toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	plainCall("state_then_other_notice", func(b *builder) {
+		b.state(1, "update_order", args...).toolIntent("update_order", args5...).toolIntent("update_order", args...).
+			call("r1", "k-1", "update_order", args...).speak("a2", done2)
+	})
+	plainCall("state_then_other_claim", func(b *builder) {
+		b.state(1, "update_order", args...).toolIntent("update_order", args...).
+			call("r1", "k-1", "update_order", args...).speak("a2", "Done. Order 5590 now has quantity 5.")
+	})
+	plainCall("state_then_already_claim", func(b *builder) {
+		b.state(1, "update_order", args...).toolIntent("update_order", args...).
+			call("r1", "k-1", "update_order", args...).speak("a2", "That had already gone through: order 5590 has quantity 5 now.")
+	})
+	wrongRead("wrong_record_state_adopted", func(b *builder) {
+		b.state(1, "update_order", "order_number", "5599", "quantity", "2").speak("a1", "Sorry, nothing was changed on order 5590.")
+	})
+	wrongRead("wrong_record_not_adopted", func(b *builder) {
+		b.state(1, "update_order", "order_number", "5590", "quantity", "2").speak("a1", "Sorry, nothing was changed on order 5590.")
+	})
 	return hs
 }
 
