@@ -951,6 +951,22 @@ func mutHistories() map[string]*trace.History {
 	wrongRead("wrong_record_not_adopted", func(b *builder) {
 		b.state(1, "update_order", "order_number", "5590", "quantity", "2").speak("a1", "Sorry, nothing was changed on order 5590.")
 	})
+
+	// A timeout retried twice before the backend noticed the client leave:
+	// the first retry answers it.
+	b = newCall("timeout-two-retries", "tool_failure", toFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout).
+		recv("r2", "k-1", 0, "update_order", args...).respond("r2", 500, e500, false).
+		speak("a1", "Sorry, that did not work yet; nothing was changed.").
+		recv("r3", "k-1", 0, "update_order", args...).commit("r3").ok("r3").
+		cancelled("r1", "client gave up").speak("a2", done2)
+	hs["timeout_two_retries"] = b.done()
+	b = newCall("timeout-open", "tool_failure", toFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout).
+		speak("a2", "One moment please.")
+	hs["timeout_never_closed"] = b.done()
 	return hs
 }
 
