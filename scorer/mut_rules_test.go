@@ -20,7 +20,7 @@ import (
 // finding, one per line, for whole-score comparisons.
 func summary(cs CallScore) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %q %v\n", vector(cs), cs.Outcome, cs.Primary, cs.Secondary)
+	fmt.Fprintf(&b, "%s %s %q %v %s\n", vector(cs), cs.Outcome, cs.Primary, cs.Secondary, cs.Challenge)
 	b.WriteString(dump(cs))
 	return b.String()
 }
@@ -117,6 +117,8 @@ func TestMutRulesAxes(t *testing.T) {
 		// Another count than the new one: not heard. (Its stale_working_state
 		// bucket says "the old values" although 7 never was one: reported.)
 		{"axis_corr_speech_other_count", Captured, Fail, "first act after the correction does not reflect the new intent"},
+		// Answered 400 before the onset: an error is not an acceptance.
+		{"axis_neg_400_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
 	} {
 		axisSays(t, c.name, Score(hs[c.name]), c.axis, c.v, c.text)
 	}
@@ -557,6 +559,10 @@ func mutHistories() map[string]*trace.History {
 		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 500, e500, false).caller("s2").state(2, "").
 			commit("r1").speak("a2", nothing5590)
 	})
+	neg("axis_neg_400_before_onset_lands_after", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 400, errorBody("bad_request", "no"), false).caller("s2").state(2, "").
+			commit("r1").speak("a2", nothing5590)
+	})
 	neg("axis_neg_dropped_before_onset_lands_after", func(b *builder) {
 		b.recv("r1", "k-1", 0, "update_order", args...).respond("r1", 200, "", true).caller("s2").state(2, "").
 			commit("r1").speak("a2", nothing5590)
@@ -732,13 +738,13 @@ func mutHistories() map[string]*trace.History {
 		trace.Step{ID: "s1", Do: trace.StepSay, Act: trace.ActInterrupt, Text: "Wait!", Invalidates: true})
 	b.speakStart("a1", "Hello, how can").caller("s1").clear("a1", "Hello").speak("a2", "Yes?")
 	hs["interrupt_without_intent"] = b.done()
-	for _, sc := range []float64{0, 2} {
+	for sc, wait := range map[float64]time.Duration{0: time.Second, 2: 2 * time.Second} {
 		sc := sc
 		b = newCall(fmt.Sprintf("scale-%v", sc), "interruption", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
 			trace.Step{ID: "n1", Do: trace.StepNoise, Sound: "door", Duration: 400 * time.Millisecond})
 		b.start.TimeScale = sc
 		b.caller("s1").state(1, "update_order", args...).speakStart("a1", "Okay, updating").
-			noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).wait(2*time.Second).clear("a1", "Okay, updating").
+			noise("n1", trace.KindCallerNoiseStart).noise("n1", trace.KindCallerNoiseEnd).wait(wait).clear("a1", "Okay, updating").
 			toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2)
 		hs[fmt.Sprintf("noise_time_scale_%v", sc)] = b.done()
 	}
@@ -967,6 +973,53 @@ func mutHistories() map[string]*trace.History {
 		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout).
 		speak("a2", "One moment please.")
 	hs["timeout_never_closed"] = b.done()
+
+	// A late notice of the request that got the bad answer reveals nothing.
+	b = newCall("late-notice-bad", "tool_failure", errFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).
+		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).respond("r1", 500, e500, false).
+		toolIntent("update_order", args...).speak("a2", sorry)
+	hs["fault_late_notice_of_bad_request"] = b.done()
+	// A timeout retried (notice, then request) before the cancel: the
+	// notice is the first act after it.
+	b = newCall("timeout-notice", "tool_failure", toFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultTimeout).
+		toolIntent("update_order", args...).recv("r2", "k-1", 0, "update_order", args...).commit("r2").ok("r2").
+		cancelled("r1", "client gave up").speak("a2", done2)
+	hs["timeout_retry_notice_before_cancel"] = b.done()
+	// Values the wrong record shares with the requested one (the item) or
+	// with the caller's intent (quantity 7) are not the wrong record's.
+	wrongRead("wrong_record_shared_item_spoken", func(b *builder) {
+		b.speak("a1", "Sorry, I could not find the kettle order 5590; nothing was changed.")
+	})
+	qty7 := intent(1, "update_order", true, "order_number", "5590", "quantity", "7")
+	b = newCall("wrong-shared-intent", "tool_failure", wrongFault, domain(), say("s1", trace.ActSay, "Please change the quantity on order 5590 to 7.", qty7))
+	b.caller("s1").toolIntent("get_order", "order_number", "5590").
+		recv("r1", "", 0, "get_order", "order_number", "5590").faultApplied("r1", trace.FaultWrongRecord).
+		respond("r1", 200, recordBody(*record(b.recs, "orders", "5599")), false).
+		state(1, "update_order", "order_number", "5590", "quantity", "7").speak("a1", "Sorry, nothing was changed on order 5590.")
+	hs["wrong_record_shares_intent_value"] = b.done()
+	// A held request answered 400 is a tool failure; 399 would not be.
+	for _, st := range []int{400, 399} {
+		st := st
+		b = newCall(fmt.Sprintf("held-%d", st), "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590),
+			trace.Step{ID: "h1", Do: trace.StepHold, Hold: "h1", Match: &trace.ToolMatch{Tool: "update_order"}})
+		b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+			recv("r1", "k-1", 0, "update_order", args...).held("r1", "h1").released("r1", "h1").
+			respond("r1", st, errorBody("bad_request", "no"), false).speak("a2", sorry)
+		hs[fmt.Sprintf("held_answered_%d", st)] = b.done()
+	}
+	// A put-back that never landed repairs nothing.
+	neg("neg_putback_failed", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).caller("s2").state(2, "").commit("r1").ok("r1").
+			toolIntent("update_order", back...).recv("r2", "k-2", 0, "update_order", back...).respond("r2", 500, e500, false).
+			speak("a2", "Sorry, I could not put order 5590 back.")
+	})
+	// A non-canonical integer written: the snapshot holds it as sent.
+	qtyCall("quantity_leading_zero", func(b *builder) {
+		b.call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "02").speak("a2", done2)
+	})
 	return hs
 }
 
