@@ -89,6 +89,7 @@ var priorMarkers = map[string]bool{"from": true, "instead": true, "than": true, 
 // "2026-12-03", "7:30" and "$45.50" survive.
 func tokens(s string) []string {
 	s = strings.ToLower(strings.ReplaceAll(s, "\u2019", "'"))
+	s = dropThousands(s)
 	ts := strings.FieldsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("'-:.$#€£", r))
 	})
@@ -100,6 +101,23 @@ func tokens(s string) []string {
 		}
 	}
 	return out
+}
+
+// dropThousands removes thousands separators ("$1,200" → "$1200"): a
+// comma between a digit and exactly three digits not followed by another.
+func dropThousands(s string) string {
+	if !strings.Contains(s, ",") {
+		return s
+	}
+	isDigit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' && isDigit(i-1) && isDigit(i+1) && isDigit(i+2) && isDigit(i+3) && !isDigit(i+4) {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // numberAt reads a number spelled in digits or words at ts[i] ("4", "4th",
