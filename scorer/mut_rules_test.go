@@ -1020,6 +1020,24 @@ func mutHistories() map[string]*trace.History {
 	qtyCall("quantity_leading_zero", func(b *builder) {
 		b.call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "02").speak("a2", done2)
 	})
+
+	faulted("fault_then_wait", func(b *builder) {
+		b.respond("r1", 500, e500, false).speak("a1", "One moment please.").speak("a2", sorry)
+	})
+	faultsCall("fault_answer_400_empty", func(b *builder) {
+		b.recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).respond("r1", 400, "", false).speak("a2", done2)
+	})
+	ships("ship_never_sent", func(b *builder) {
+		b.caller("s2").state(2, "ship_order", "order_number", "5599").speak("a2", shipped99)
+	})
+	// Putting back a write the caller still wants is no compensation.
+	plainCall("undo_wanted_write", func(b *builder) {
+		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).
+			toolIntent("update_order", back...).call("r2", "k-2", "update_order", back...).speak("a2", "Order 5590 has quantity 3.")
+	})
+	plainCall("idle_state_after_send_and_claim", func(b *builder) {
+		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2).state(1, "", args...)
+	})
 	return hs
 }
 
@@ -1149,5 +1167,20 @@ func TestMutRequestTimeline(t *testing.T) {
 	}
 	if !(&request{recv: 5, rejected: 0}).openAt(6) {
 		t.Error("openAt: an unanswered request is open")
+	}
+}
+
+// TestMutMarkSpokenRepeat: a repeated intent (same version, unchanged)
+// counts from its final words, not its onset.
+func TestMutMarkSpokenRepeat(t *testing.T) {
+	b := newCall("repeat", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590), say("s2", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").caller("s2").speak("a1", "Okay.")
+	v := viewOf(b.done())
+	if len(v.marks) != 2 || v.marks[1].changed {
+		t.Fatalf("marks %+v", v.marks)
+	}
+	m1, m2 := &v.marks[0], &v.marks[1]
+	if v.markSpoken(m2.seq) != m1 || v.markSpoken(m2.seq+1) != m2 || v.markSpoken(m2.onset+1) != m1 {
+		t.Error("markSpoken: an unchanged repeat takes force at its final words")
 	}
 }
