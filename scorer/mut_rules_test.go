@@ -1038,6 +1038,15 @@ func mutHistories() map[string]*trace.History {
 	plainCall("idle_state_after_send_and_claim", func(b *builder) {
 		b.toolIntent("update_order", args...).call("r1", "k-1", "update_order", args...).speak("a2", done2).state(1, "", args...)
 	})
+
+	// A date sent in words is held as sent: the confirmation compares it
+	// by meaning.
+	b = newCall("date-words", "plain", nil, domain(), say("s1", trace.ActSay, reqDate5590, date5590))
+	b.caller("s1").state(1, "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+		toolIntent("update_order", "order_number", "5590", "delivery_date", "December 3").
+		call("r1", "k-1", "update_order", "order_number", "5590", "delivery_date", "December 3").
+		speak("a2", "Done. Order 5590 now has delivery date December 3.")
+	hs["date_sent_in_words"] = b.done()
 	return hs
 }
 
