@@ -119,6 +119,10 @@ func TestMutRulesAxes(t *testing.T) {
 		{"axis_corr_speech_other_count", Captured, Fail, "first act after the correction does not reflect the new intent"},
 		// Answered 400 before the onset: an error is not an acceptance.
 		{"axis_neg_400_before_onset_lands_after", StaleWritePrevented, Fail, "committed while the caller had withdrawn the action"},
+		// S* cannot be computed (unknown tool, missing record): only the
+		// tool-args verdict is pinned (backend_correct passing is reported).
+		{"axis_intent_unknown_tool", ToolArgsCorrect, Fail, "no call ever carried the final intent frobnicate"},
+		{"axis_intent_missing_record", ToolArgsCorrect, Fail, "no call ever carried the final intent update_order(order_number=1234"},
 	} {
 		axisSays(t, c.name, Score(hs[c.name]), c.axis, c.v, c.text)
 	}
@@ -715,11 +719,11 @@ func mutHistories() map[string]*trace.History {
 	b = newCall("unknown-tool", "plain", nil, domain(), say("s1", trace.ActSay, "Please frobnicate order 5590.",
 		intent(1, "frobnicate", true, "order_number", "5590")))
 	b.caller("s1").speak("a1", "Sorry, I cannot do that; nothing was changed.")
-	hs["intent_unknown_tool"] = b.done()
+	hs["axis_intent_unknown_tool"] = b.done()
 	b = newCall("missing-record", "plain", nil, domain(), say("s1", trace.ActSay, "Please change the quantity on order 1234 to 2.",
 		intent(1, "update_order", true, "order_number", "1234", "quantity", "2")))
 	b.caller("s1").speak("a1", "Sorry, there is no order 1234; nothing was changed.")
-	hs["intent_missing_record"] = b.done()
+	hs["axis_intent_missing_record"] = b.done()
 	b = newCall("final-only", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
 	b.callerFinal("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
 		call("r1", "k-1", "update_order", args...).speak("a2", done2)
