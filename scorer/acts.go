@@ -136,7 +136,7 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 		case u.f.mentions(c, want, false):
 			pass++
 		case c == classText:
-			for _, cand := range v.textCandidates() {
+			for _, cand := range v.textCandidates(k) {
 				if cand != want && u.f.mentions(classText, cand, false) {
 					fail++
 					break

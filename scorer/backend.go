@@ -15,6 +15,11 @@ func (v *view) backendCorrect() AxisResult {
 		res.Findings = append(res.Findings, Finding{Text: "no caller intent or no backend snapshot"})
 		return res
 	}
+	if v.wantNote != "" {
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, v.find(InsufficientEvidence+": the intended state cannot be computed: "+v.wantNote, v.finalSeq))
+		return res
+	}
 	res.Verdict = Pass
 	cs := v.commits()
 	if d := v.diff; len(d) > 0 {

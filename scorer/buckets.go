@@ -81,6 +81,17 @@ func (v *view) bucketInflight() []Finding {
 	for _, r := range v.reqs {
 		m := v.invalidatedOpen(r)
 		if m == nil {
+			// Not open at the change's final words, but still unanswered
+			// (or answered only "accepted") when the change began, and
+			// landing after it: the agent let it run on.
+			if w := v.openAtOnset(r); w != nil {
+				for _, c := range r.commits {
+					if c > w.seq {
+						out = append(out, v.find(describe(r.tool, r.args)+" had not been accepted when the caller began the change, and committed after it"+v.repairedSeq(c), r.recv, w.onset, c))
+						break
+					}
+				}
+			}
 			continue
 		}
 		if r.closed() == 0 && len(r.commits) == 0 {
@@ -390,4 +401,23 @@ func (v *view) bucketNeverConfirmed() []Finding {
 		return nil
 	}
 	return []Finding{v.find("the agent never told the caller how the request ended", v.finalSeq, v.snapSeq)}
+}
+
+// openAtOnset returns the first intent change whose onset found the
+// consequential request r sent and not yet answered (or answered with an
+// error or not at all: never accepted), that r no longer matches.
+func (v *view) openAtOnset(r *request) *mark {
+	if !r.consequential() || r.recv == 0 {
+		return nil
+	}
+	for i := range v.marks {
+		m := &v.marks[i]
+		if !m.changed || r.recv >= m.onset || matches(r.tool, r.args, m) {
+			continue
+		}
+		if c := r.closed(); c == 0 || c > m.onset || r.status >= 400 || r.dropped {
+			return m
+		}
+	}
+	return nil
 }

@@ -196,15 +196,49 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 	if u.f.claim == claimRestored {
 		text = u.f.text
 	}
-	for _, cand := range v.textCandidates() {
-		if contains(held[classText], cand) {
-			continue
-		}
-		w := textForm(cand)
-		if w != "" && strings.Contains(" "+text+" ", " "+w+" ") && !anyMentioned(text, held[classText]) {
-			fail(v.find("confirmation names \""+cand+"\", which the backend does not hold for the intended record", u.start, v.snapSeq))
+	// Free text is judged field by field: a name proposed for one field
+	// is wrong only when that field's held value is not named too.
+	for _, f := range v.textFields() {
+		heldF := v.heldText(rs, f)
+		for _, cand := range v.textCandidates(f) {
+			if contains(heldF, cand) {
+				continue
+			}
+			w := textForm(cand)
+			if w != "" && strings.Contains(" "+text+" ", " "+w+" ") && !anyMentioned(text, heldF) {
+				fail(v.find("confirmation names \""+cand+"\", which the backend does not hold for the intended record", u.start, v.snapSeq))
+			}
 		}
 	}
+}
+
+// heldText lists the canonical values the records hold for field f (the
+// key, for the key argument) on the records the final intent is about.
+func (v *view) heldText(rs []trace.Record, f string) []string {
+	spec, ok := v.spec(v.final.in.Action)
+	if !ok {
+		return nil
+	}
+	keys := append([][2]string{}, v.targets()...)
+	if spec.KeyArg != "" {
+		if k := [2]string{spec.Table, v.final.norm[spec.KeyArg]}; !contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		g := record(rs, k[0], k[1])
+		switch {
+		case g == nil:
+		case f == spec.KeyArg:
+			out = appendUniq(out, v.norm(typeKey, g.Key))
+		default:
+			if x, ok := g.Fields[f]; ok {
+				out = appendUniq(out, v.norm(v.fieldKind(f), x))
+			}
+		}
+	}
+	return out
 }
 
 func heardAny(c valueClass, named string, held []string) bool {
@@ -269,12 +303,15 @@ func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 	return out
 }
 
-// textCandidates are the free-text values the call proposed for the
-// intended action's text arguments: every intent version's slots and
-// every request's arguments.
-func (v *view) textCandidates() []string {
+// textCandidates are the free-text values the call proposed for text
+// argument field: every intent version's slots and every request's
+// arguments of that name.
+func (v *view) textCandidates(field string) []string {
 	var out []string
 	add := func(tool, k, val string) {
+		if k != field {
+			return
+		}
 		if n := v.norm(v.kindOf(tool, k), val); classOf(v.kindOf(tool, k), n) == classText {
 			out = appendUniq(out, n)
 		}
@@ -290,6 +327,28 @@ func (v *view) textCandidates() []string {
 		}
 	}
 	return out
+}
+
+// textFields lists the argument names that carry free text somewhere in
+// the call, in name order.
+func (v *view) textFields() []string {
+	seen := map[string]bool{}
+	add := func(tool, k, val string) {
+		if classOf(v.kindOf(tool, k), v.norm(v.kindOf(tool, k), val)) == classText {
+			seen[k] = true
+		}
+	}
+	for _, m := range v.marks {
+		for k, val := range m.in.Slots {
+			add(m.in.Action, k, val)
+		}
+	}
+	for _, r := range v.reqs {
+		for k, val := range r.args {
+			add(r.tool, k, val)
+		}
+	}
+	return trace.SortedKeys(seen)
 }
 
 // fieldsHeld reports whether got has every field of want with its value

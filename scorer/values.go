@@ -310,7 +310,7 @@ func textFormOf(ts []string) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(strings.Trim(t, "$#€£."))
+		b.WriteString(strings.TrimSuffix(strings.Trim(t, "$#€£."), "'s")) // "rex's" names rex
 	}
 	return b.String()
 }
