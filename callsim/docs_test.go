@@ -2,14 +2,9 @@ package callsim_test
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"github.com/callproof/callproof/internal/doccheck"
 	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +73,6 @@ var callsimUndocumented = map[string]string{
 }
 
 // docRef is VALUE (`pkg.Name`) anywhere in a doc.
-var docRef = regexp.MustCompile("(`[^`]+`|[0-9][0-9.,]*(?:ms|s|m|h)?(?: (?:KiB|MiB|bytes))?) \\(`([a-z]+\\.\\w+)`\\)")
 
 // docRefs reads every checked reference of a doc whose package is one of
 // pkgs: name -> the values written for it.
@@ -86,47 +80,13 @@ func docRefs(t *testing.T, path string, pkgs ...string) map[string][]string {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	out := map[string][]string{}
-	for _, m := range docRef.FindAllStringSubmatch(string(raw), -1) {
-		pkg, _, _ := strings.Cut(m[2], ".")
-		for _, p := range pkgs {
-			if p == pkg {
-				out[m[2]] = append(out[m[2]], m[1])
-			}
-		}
-	}
-	return out
+	return doccheck.Refs(string(raw), pkgs...)
 }
 
 // docValue reads a written value as the type of want: a Go duration, a
 // count with an optional KiB/MiB/bytes unit (commas allowed), or a
 // `quoted` string.
-func docValue(want any, s string) (any, error) {
-	if q, ok := strings.CutPrefix(s, "`"); ok {
-		return strings.TrimSuffix(q, "`"), nil
-	}
-	switch want.(type) {
-	case time.Duration:
-		return time.ParseDuration(s)
-	case string:
-		return nil, fmt.Errorf("want a `quoted` string")
-	}
-	num, unit, _ := strings.Cut(s, " ")
-	n, err := strconv.ParseInt(strings.ReplaceAll(num, ",", ""), 10, 64)
-	if err != nil {
-		return nil, err
-	}
-	switch unit {
-	case "", "bytes":
-	case "KiB":
-		n <<= 10
-	case "MiB":
-		n <<= 20
-	default:
-		return nil, fmt.Errorf("unknown unit %q", unit)
-	}
-	return n, nil
-}
+func docValue(want any, s string) (any, error) { return doccheck.Value(want, s) }
 
 // normalise makes constants of any integer kind comparable with docValue.
 func normalise(v any) any {
@@ -143,30 +103,8 @@ func normalise(v any) any {
 // files of dir, as pkg.Name.
 func exportedConsts(t *testing.T, dir, pkg string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	names, err := doccheck.ExportedConsts(dir, pkg)
 	require.NoError(t, err)
-	var names []string
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-		require.NoError(t, err)
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
-			}
-			for _, s := range g.Specs {
-				for _, n := range s.(*ast.ValueSpec).Names {
-					if n.IsExported() {
-						names = append(names, pkg+"."+n.Name)
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(names)
 	return names
 }
 
@@ -215,16 +153,7 @@ func TestProtocolDocDefaultLimits(t *testing.T) {
 }
 
 // spoken matches d as prose writes it: 300 ms, 300ms, 1.5 s, 2 min.
-func spoken(d time.Duration) string {
-	alts := []string{fmt.Sprintf("%d ?ms", d/time.Millisecond)}
-	if d >= time.Second {
-		alts = append(alts, regexp.QuoteMeta(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))+" ?s")
-	}
-	if d%time.Minute == 0 && d >= time.Minute {
-		alts = append(alts, fmt.Sprintf("%d ?(?:m|min)", d/time.Minute))
-	}
-	return "(?:" + strings.Join(alts, "|") + ")"
-}
+func spoken(d time.Duration) string { return doccheck.Spoken(d) }
 
 // size writes a byte count as the docs do: 4 KiB, 1 MiB, 100 bytes.
 func size(n int64) string {
@@ -241,7 +170,7 @@ func flatDoc(t *testing.T, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile("../docs/" + name)
 	require.NoError(t, err)
-	return strings.Join(strings.Fields(string(raw)), " ")
+	return doccheck.Flat(string(raw))
 }
 
 // TestProtocolDocProse checks the callsim values PROTOCOL.md repeats in

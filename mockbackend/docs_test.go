@@ -6,16 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
+	"github.com/callproof/callproof/internal/doccheck"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,8 +53,6 @@ var backendUndocumented = map[string]string{
 	"mockbackend.CloseWait":              "how long closing a call waits for its requests, invisible to an agent",
 }
 
-var docRef = regexp.MustCompile("(`[^`]+`|[0-9][0-9.,]*(?:ms|s|m|h)?(?: (?:KiB|MiB|bytes))?) \\(`([a-z]+\\.\\w+)`\\)")
-
 func readProtocolDoc(t *testing.T) string {
 	t.Helper()
 	raw, err := os.ReadFile("../docs/PROTOCOL.md")
@@ -67,68 +61,15 @@ func readProtocolDoc(t *testing.T) string {
 }
 
 // docRefs reads every VALUE (`pkg.Name`) of the doc for pkg.
-func docRefs(doc, pkg string) map[string][]string {
-	out := map[string][]string{}
-	for _, m := range docRef.FindAllStringSubmatch(doc, -1) {
-		if strings.HasPrefix(m[2], pkg+".") {
-			out[m[2]] = append(out[m[2]], m[1])
-		}
-	}
-	return out
-}
+func docRefs(doc, pkg string) map[string][]string { return doccheck.Refs(doc, pkg) }
 
 // docValue reads a written value as the type of want.
-func docValue(want any, s string) (any, error) {
-	if q, ok := strings.CutPrefix(s, "`"); ok {
-		return strings.TrimSuffix(q, "`"), nil
-	}
-	switch want.(type) {
-	case time.Duration:
-		return time.ParseDuration(s)
-	case string:
-		return nil, fmt.Errorf("want a `quoted` string")
-	}
-	num, unit, _ := strings.Cut(s, " ")
-	n, err := strconv.ParseInt(strings.ReplaceAll(num, ",", ""), 10, 64)
-	if err != nil {
-		return nil, err
-	}
-	switch unit {
-	case "", "bytes":
-	case "KiB":
-		n <<= 10
-	case "MiB":
-		n <<= 20
-	default:
-		return nil, fmt.Errorf("unknown unit %q", unit)
-	}
-	return int(n), nil
-}
+func docValue(want any, s string) (any, error) { return doccheck.Value(want, s) }
 
 func exportedBackendConsts(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
+	names, err := doccheck.ExportedConsts(".", "mockbackend")
 	require.NoError(t, err)
-	var names []string
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-		require.NoError(t, err)
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-				for _, s := range g.Specs {
-					for _, n := range s.(*ast.ValueSpec).Names {
-						if n.IsExported() {
-							names = append(names, "mockbackend."+n.Name)
-						}
-					}
-				}
-			}
-		}
-	}
-	sort.Strings(names)
 	return names
 }
 
@@ -328,22 +269,13 @@ func TestProtocolDocGoRetry(t *testing.T) {
 }
 
 // spoken matches d as prose writes it: 300 ms, 10 s, 2 min.
-func spoken(d time.Duration) string {
-	alts := []string{fmt.Sprintf("%d ?ms", d/time.Millisecond)}
-	if d >= time.Second {
-		alts = append(alts, regexp.QuoteMeta(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))+" ?s")
-	}
-	if d%time.Minute == 0 && d >= time.Minute {
-		alts = append(alts, fmt.Sprintf("%d ?(?:m|min)", d/time.Minute))
-	}
-	return "(?:" + strings.Join(alts, "|") + ")"
-}
+func spoken(d time.Duration) string { return doccheck.Spoken(d) }
 
 func flatDoc(t *testing.T, name string) string {
 	t.Helper()
 	raw, err := os.ReadFile("../docs/" + name)
 	require.NoError(t, err)
-	return strings.Join(strings.Fields(string(raw)), " ")
+	return doccheck.Flat(string(raw))
 }
 
 // TestProtocolDocBackendProse checks the backend values PROTOCOL.md

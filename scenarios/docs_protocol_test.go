@@ -2,11 +2,11 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/callproof/callproof/internal/doccheck"
 	"os"
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,21 +42,12 @@ func readDoc(t *testing.T, name string) (raw, flat string) {
 	t.Helper()
 	b, err := os.ReadFile("../docs/" + name)
 	require.NoError(t, err)
-	return string(b), strings.Join(strings.Fields(string(b)), " ")
+	return string(b), doccheck.Flat(string(b))
 }
 
 // spoken matches d as the docs may write it: 1500ms, 1500 ms, 1.5s, 1.5 s,
 // 2m, 2 min.
-func spoken(d time.Duration) string {
-	alts := []string{fmt.Sprintf("%d ?ms", d/time.Millisecond)}
-	if d%(time.Millisecond) == 0 && d >= time.Second {
-		alts = append(alts, regexp.QuoteMeta(strconv.FormatFloat(d.Seconds(), 'f', -1, 64))+" ?s")
-	}
-	if d%time.Minute == 0 && d >= time.Minute {
-		alts = append(alts, fmt.Sprintf("%d ?(?:m|min)", d/time.Minute))
-	}
-	return "(?:" + strings.Join(alts, "|") + ")"
-}
+func spoken(d time.Duration) string { return doccheck.Spoken(d) }
 
 // compileCase compiles one compact case written as YAML.
 func compileCase(t *testing.T, category, setup string) *Compiled {
