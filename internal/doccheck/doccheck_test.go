@@ -24,7 +24,7 @@ func TestRefsAndValues(t *testing.T) {
 	if _, err := Value(int64(0), "3 GiB"); err == nil {
 		t.Error("unknown unit accepted")
 	}
-	if !regexp.MustCompile(Spoken(1500 * time.Millisecond)).MatchString("1.5 s") || !regexp.MustCompile(Spoken(2 * time.Minute)).MatchString("2 min") {
+	if !regexp.MustCompile(Spoken(1500*time.Millisecond)).MatchString("1.5 s") || !regexp.MustCompile(Spoken(2*time.Minute)).MatchString("2 min") {
 		t.Error("Spoken")
 	}
 	if Flat("a\n  b") != "a b" {
