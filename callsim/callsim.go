@@ -195,6 +195,9 @@ type Result struct {
 	// Diagnostics, real durations (zero when not observed).
 	ResponseLatency time.Duration
 	YieldLatency    time.Duration
+	// Lateness of the caller's frames, for dialects that pace them in
+	// real time (nil otherwise).
+	Lateness *Lateness
 }
 
 // Options bound and tune the simulator. Zero values take the defaults.
@@ -207,6 +210,7 @@ type Options struct {
 	DialTimeout  time.Duration // default 5s
 	StopTimeout  time.Duration // real time for the final stop frame; default 1s
 	CloseTimeout time.Duration // real time to wait for the connection to close and its reader to stop; default 2s
+	FlushTimeout time.Duration // real time a Flusher gets to deliver derived agent events at the end; default 10s
 }
 
 // Defaults for Options and Limits, and for unset script bounds (script
@@ -247,6 +251,10 @@ const (
 	// DefaultStopTimeout bounds the write of the final stop frame (real
 	// time).
 	DefaultStopTimeout = time.Second
+	// DefaultFlushTimeout bounds the wait for an audio dialect's last
+	// derived agent events (transcripts) when the script is over (real
+	// time): a recognizer pass over the longest utterance takes seconds.
+	DefaultFlushTimeout = 10 * time.Second
 	// DefaultCloseTimeout bounds the wait for the connection's Close and
 	// its reader's exit when a call ends (real time).
 	DefaultCloseTimeout = 2 * time.Second
@@ -289,6 +297,9 @@ func New(opts Options) *Simulator {
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = DefaultStopTimeout
+	}
+	if opts.FlushTimeout <= 0 {
+		opts.FlushTimeout = DefaultFlushTimeout
 	}
 	if opts.CloseTimeout <= 0 {
 		opts.CloseTimeout = DefaultCloseTimeout

@@ -129,6 +129,7 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	}()
 
 	end := r.play()
+	r.flush(ctx, end)
 
 	// Settle the ending before the stop frame goes out: an agent that
 	// drops the connection on stop must not turn a finished call into an
@@ -169,7 +170,34 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	}
 	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
 	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
+	if p, ok := conn.(Pacer); ok {
+		l := p.Lateness()
+		res.Lateness = &l
+		r.note(fmt.Sprintf("caller frames: %d sent, lateness p50 %s p99 %s max %s", l.Frames, l.P50, l.P99, l.Max))
+		if l.Behind() && res.Outcome != trace.OutcomeHarnessError {
+			if res.Outcome != "" {
+				r.note(fmt.Sprintf("the call would have ended as %s: %s", res.Outcome, res.Reason))
+			}
+			res.Outcome = trace.OutcomeHarnessError
+			res.Reason = fmt.Sprintf("%s: frames up to %s late (p99 %s), over one %s frame", ReasonBehind, l.Max, l.P99, l.Frame)
+		}
+	}
 	return res
+}
+
+// flush lets a dialect that derives agent events after the fact deliver
+// them while the pump still records, unless the call already ended on the
+// connection or was cancelled.
+func (r *run) flush(ctx context.Context, end *ending) {
+	f, ok := r.conn.(Flusher)
+	if !ok || r.connDown.Load() || r.base.Err() != nil {
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, r.s.opts.FlushTimeout)
+	defer cancel()
+	if err := f.Flush(fctx); err != nil {
+		r.note(fmt.Sprintf("agent events still pending after %s (%s): %v", r.s.opts.FlushTimeout, end.reason, err))
+	}
 }
 
 // watchAbort ends the call with the reason Call.Abort delivers; it

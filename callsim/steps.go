@@ -227,6 +227,13 @@ func (r *run) say(st trace.Step) error {
 		dur = max(time.Duration(len(words))*WordDuration, MinSpeech)
 	}
 	dur = r.scaled(dur)
+	if v, ok := r.conn.(Voice); ok {
+		d, err := v.PrepareSpeech(r.ctx, id, st.Text)
+		if err != nil {
+			return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: speech: %v", st.ID, err)}
+		}
+		dur = d
+	}
 	ev := func(text string, intent *trace.Intent) *trace.CallerSpeech {
 		return &trace.CallerSpeech{Step: st.ID, Utterance: id, Act: st.Act, Text: text, Intent: intent, Invalidates: st.Invalidates}
 	}
@@ -257,6 +264,11 @@ func (r *run) noise(st trace.Step) error {
 	r.snd++
 	id := fmt.Sprintf("n%d", r.snd)
 	dur := r.scaled(orDefault(st.Duration, DefaultNoise))
+	if v, ok := r.conn.(Voice); ok {
+		if err := v.PrepareSound(r.ctx, id, st.Sound, dur); err != nil {
+			return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: noise: %v", st.ID, err)}
+		}
+	}
 	data := &trace.CallerNoise{Step: st.ID, ID: id, Sound: st.Sound, Duration: dur}
 	r.caller(trace.KindCallerNoiseStart, data)
 	if err := r.send(native.Message{Event: native.EventSound, Sound: &native.Sound{ID: id, Phase: native.PhaseOnset, Kind: st.Sound}}); err != nil {

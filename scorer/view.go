@@ -266,6 +266,10 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	}
 	v.yield = time.Duration(float64(baseYield) * scale)
 	open := map[string]*utterance{}
+	// ended keeps closed utterances by id: an audio dialect transcribes an
+	// utterance once it is over, so its text arrives after its end and
+	// still belongs to it (and to its start's place on the timeline).
+	ended := map[string]*utterance{}
 	noiseOpen := map[string]int{}
 	for i := range h.Events {
 		e := &h.Events[i]
@@ -300,6 +304,9 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 			}
 		case *trace.AgentSpeech:
 			u := open[d.Utterance]
+			if u == nil && e.Kind == trace.KindAgentSpeechText {
+				u = ended[d.Utterance]
+			}
 			if e.Kind == trace.KindAgentSpeechStart || u == nil {
 				u = &utterance{id: d.Utterance, start: e.Seq, startAt: e.At}
 				open[d.Utterance] = u
@@ -313,9 +320,11 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 			case trace.KindAgentSpeechEnd:
 				u.end, u.stopAt = e.Seq, e.At
 				delete(open, d.Utterance)
+				ended[d.Utterance] = u
 			case trace.KindAgentClear:
 				u.clear, u.stopAt = e.Seq, e.At
 				delete(open, d.Utterance)
+				ended[d.Utterance] = u
 			}
 		case *trace.AgentState:
 			v.states = append(v.states, e.Seq)

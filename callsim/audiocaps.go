@@ -1,0 +1,54 @@
+package callsim
+
+import (
+	"context"
+	"time"
+)
+
+// Voice is an optional Conn capability of audio dialects: the caller's
+// words and noises become sound on the wire, so an utterance lasts as long
+// as its audio, not as long as the script's word count says. The simulator
+// prepares each utterance before its onset frame (same id) and each noise
+// before its onset frame; the onset starts the sound at the dialect's next
+// frame.
+type Voice interface {
+	// PrepareSpeech makes the audio of text ready under id and returns
+	// its length (real time).
+	PrepareSpeech(ctx context.Context, id, text string) (time.Duration, error)
+	// PrepareSound makes a noise of kind ready under id, d long.
+	PrepareSound(ctx context.Context, id, kind string, d time.Duration) error
+}
+
+// Flusher is an optional Conn capability of dialects that derive agent
+// events after the fact (an utterance's text is known only once it was
+// transcribed). Flush returns once every such event has been taken by
+// Recv and the agent's speech in progress has been closed, or when ctx
+// ends. The simulator calls it when the script is over, before the stop
+// frame, while it still records what Recv returns.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Pacer is an optional Conn capability of real-time dialects: how late the
+// caller's frames went out against their 20 ms schedule. A call whose
+// frames fell behind by more than one frame ends as harness_error: its
+// timings are the harness's, not the agent's.
+type Pacer interface {
+	Lateness() Lateness
+}
+
+// Lateness summarises how far behind schedule the caller's frames went
+// out.
+type Lateness struct {
+	Frames        int           // frames sent
+	P50, P99, Max time.Duration // lateness percentiles and worst
+	Frame         time.Duration // the frame length; Max over it marks the call
+}
+
+// Behind reports whether the caller fell behind real time by more than a
+// frame.
+func (l Lateness) Behind() bool { return l.Frame > 0 && l.Max > l.Frame }
+
+// ReasonBehind is the harness_error reason of a call whose caller fell
+// behind real time (followed by the figures).
+const ReasonBehind = "caller fell behind real time"

@@ -1,0 +1,45 @@
+package scorer
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// An audio dialect knows an utterance's words only once it has been heard
+// to the end and transcribed: its text event comes after its end, often
+// after events that happened while it was being spoken. The text belongs
+// to the utterance, at the utterance's place on the timeline.
+func TestTextAfterEndBelongsToItsUtterance(t *testing.T) {
+	const claim = "Done. Order 5590 now has quantity 2."
+	build := func(late bool) *trace.History {
+		b := newCall("early-audio", "tool_failure", nil, domain(),
+			say("s1", trace.ActSay, reqQty5590, qty5590),
+			trace.Step{ID: "h1", Do: trace.StepHold, Hold: "h1", Match: &trace.ToolMatch{Tool: "update_order"}},
+			trace.Step{ID: "rel", Do: trace.StepRelease, Hold: "h1", On: trace.Trigger{Delay: time.Second}})
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "quantity", "2").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			recv("r1", "k-1", 1, "update_order", "order_number", "5590", "quantity", "2").held("r1", "h1")
+		if !late {
+			b.speak("a1", claim)
+		} else {
+			b.emit(trace.SourceAgent, trace.KindAgentSpeechStart, &trace.AgentSpeech{Utterance: "a1"})
+			b.emit(trace.SourceAgent, trace.KindAgentSpeechEnd, &trace.AgentSpeech{Utterance: "a1"})
+		}
+		b.fired("rel").released("r1", "h1").commit("r1").ok("r1")
+		if late {
+			// Transcribed after the write landed: still the early claim.
+			b.emit(trace.SourceAgent, trace.KindAgentSpeechText, &trace.AgentSpeech{Utterance: "a1", Text: claim})
+		}
+		return b.done()
+	}
+	want := Score(build(false))
+	got := Score(build(true))
+	assert.Equal(t, "pppppf", vector(want))
+	assert.Equal(t, vector(want), vector(got))
+	assert.Equal(t, BucketEarlyConfirmation, got.Primary)
+	assert.Equal(t, want.Primary, got.Primary)
+}
