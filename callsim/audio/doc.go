@@ -1,0 +1,19 @@
+// Package audio is the sound layer of callsim: 8 kHz mono PCM and its μ-law
+// wire form (Twilio Media Streams: 20 ms = 160-byte frames), WAV files,
+// resampling, offline speech synthesis (flite, espeak-ng) with a shared
+// on-disk cache, generated background noise, an energy voice-activity
+// detector, and a stereo recorder of a whole call (caller left, agent right).
+//
+// Everything works on PCM: 16-bit signed samples at SampleRate. Audio from
+// other rates, depths and channel counts is converted on the way in
+// (ReadWAV, Resample) so the rest of callproof deals with one format.
+//
+// The package has no mutable package-level state. Randomness (Noise) comes
+// from an explicit seed; external programs (flite, espeak-ng) run bounded
+// by the caller's context.
+//
+// Departures from the first sketch of the API: none of the sketched
+// signatures changed. Additions: WriteWAVRate (any rate and channel count,
+// e.g. 16 kHz for a recognizer), ReadWAVRate (no conversion), NewSynth and
+// DefaultVoice (synth by name), Recorder limits (NewRecorderLimit, Truncated).
+package audio
