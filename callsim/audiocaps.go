@@ -52,3 +52,28 @@ func (l Lateness) Behind() bool { return l.Frame > 0 && l.Max > l.Frame }
 // ReasonBehind is the harness_error reason of a call whose caller fell
 // behind real time (followed by the figures).
 const ReasonBehind = "caller fell behind real time"
+
+// TurnTaker is an optional Conn capability of audio dialects: turn-taking
+// measured from the audio itself, frame by frame, rather than from when
+// events were recorded.
+type TurnTaker interface {
+	TurnTaking() TurnTaking
+}
+
+// TurnTaking is what the audio showed of the call's turn-taking (real
+// time). They are diagnostics beside the six axes, not integrity axes.
+type TurnTaking struct {
+	// Responses: per caller turn the agent answered, from the caller's
+	// last frame of speech to the agent's first loud frame.
+	Responses []time.Duration `json:"responses,omitempty"`
+	// Yields: per barge-in (caller speech starting over agent audio), from
+	// the caller's first frame of speech to the agent's audio stopping (its
+	// last loud frame played, or its clear).
+	Yields []time.Duration `json:"yields,omitempty"`
+	// BargeIns counts caller utterances that began over agent audio;
+	// a barge-in the agent never yielded to has no Yields entry.
+	BargeIns int `json:"barge_ins,omitempty"`
+	// FalseYields counts clears the agent sent while the caller made only
+	// noise (no speech in progress).
+	FalseYields int `json:"false_yields,omitempty"`
+}

@@ -198,6 +198,8 @@ type Result struct {
 	// Lateness of the caller's frames, for dialects that pace them in
 	// real time (nil otherwise).
 	Lateness *Lateness
+	// Turns, for audio dialects: turn-taking as the audio showed it.
+	Turns *TurnTaking
 }
 
 // Options bound and tune the simulator. Zero values take the defaults.

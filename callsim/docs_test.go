@@ -38,6 +38,8 @@ func callsimDocConsts() map[string]any {
 		"callsim.DefaultDialTimeout":          callsim.DefaultDialTimeout,
 		"callsim.DefaultStopTimeout":          callsim.DefaultStopTimeout,
 		"callsim.DefaultCloseTimeout":         callsim.DefaultCloseTimeout,
+		"callsim.DefaultFlushTimeout":         callsim.DefaultFlushTimeout,
+		"callsim.ReasonBehind":                callsim.ReasonBehind,
 		"callsim.DefaultStepTimeout":          callsim.DefaultStepTimeout,
 		"callsim.DefaultCallTimeout":          callsim.DefaultCallTimeout,
 		"callsim.DefaultQuiet":                callsim.DefaultQuiet,

@@ -170,6 +170,10 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	}
 	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
 	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
+	if tt, ok := conn.(TurnTaker); ok {
+		t := tt.TurnTaking()
+		res.Turns = &t
+	}
 	if p, ok := conn.(Pacer); ok {
 		l := p.Lateness()
 		res.Lateness = &l

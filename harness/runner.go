@@ -155,6 +155,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 		ce := &trace.CallEnd{Outcome: o, Reason: reason}
 		if res != nil {
 			ce.ResponseLatency, ce.YieldLatency, ce.TimeScale = res.ResponseLatency, res.YieldLatency, res.TimeScale
+			ce.Audio = audioDiag(res)
 		}
 		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
 		return rec.Close()
@@ -306,4 +307,20 @@ func Failed(scores []scorer.CallScore) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// audioDiag turns what an audio dialect measured into the history's
+// record of it (nil for text calls).
+func audioDiag(res *callsim.Result) *trace.AudioDiag {
+	if res.Lateness == nil && res.Turns == nil {
+		return nil
+	}
+	d := &trace.AudioDiag{}
+	if l := res.Lateness; l != nil {
+		d.Frames, d.LatenessP50, d.LatenessP99, d.LatenessMax = l.Frames, l.P50, l.P99, l.Max
+	}
+	if t := res.Turns; t != nil {
+		d.Responses, d.Yields, d.BargeIns, d.FalseYields = t.Responses, t.Yields, t.BargeIns, t.FalseYields
+	}
+	return d
 }

@@ -87,6 +87,8 @@ type Diagnostics struct {
 	ResponseLatency time.Duration `json:"response_latency,omitempty"`
 	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
 	TimeScale       float64       `json:"time_scale,omitempty"`
+	// Audio: an audio call's frame timing and turn-taking.
+	Audio *trace.AudioDiag `json:"audio,omitempty"`
 }
 
 // CallScore is everything the scorer says about one call.

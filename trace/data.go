@@ -42,6 +42,26 @@ type CallEnd struct {
 	// Diagnostics beside the axes (not verdicts).
 	ResponseLatency time.Duration `json:"response_latency,omitempty"`
 	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
+	// Audio is set for calls over an audio dialect: what the audio showed.
+	Audio *AudioDiag `json:"audio,omitempty"`
+}
+
+// AudioDiag is an audio call's timing, measured on the call's 20 ms frame
+// clock (real time). Diagnostics, never verdicts.
+type AudioDiag struct {
+	// Frames the caller sent, and how late against their schedule.
+	Frames      int           `json:"frames"`
+	LatenessP50 time.Duration `json:"lateness_p50"`
+	LatenessP99 time.Duration `json:"lateness_p99"`
+	LatenessMax time.Duration `json:"lateness_max"`
+	// Responses: caller's end of speech to the agent's first audio, per
+	// answered turn. Yields: caller's speech onset over agent audio to
+	// that audio stopping or being cleared, per yield.
+	Responses   []time.Duration `json:"responses,omitempty"`
+	Yields      []time.Duration `json:"yields,omitempty"`
+	BargeIns    int             `json:"barge_ins,omitempty"`
+	FalseYields int             `json:"false_yields,omitempty"` // clears while the caller made only noise
+	Recording   string          `json:"recording,omitempty"`    // the stereo WAV, relative to the history
 }
 
 // TriggerNote records a script step's trigger.

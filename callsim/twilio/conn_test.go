@@ -1,0 +1,445 @@
+package twilio
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
+)
+
+// toneSpeech stands for a speech synthesizer: every text is a 300 Hz tone,
+// 60 ms per character, so tests of the wire format need no TTS binary.
+type toneSpeech struct{}
+
+func (toneSpeech) Speech(_ context.Context, text string) (audio.PCM, error) {
+	return tone(300, time.Duration(len(text))*60*time.Millisecond, -20), nil
+}
+
+func tone(hz float64, d time.Duration, dbfs float64) audio.PCM {
+	n := audio.Samples(d)
+	amp := math.Pow(10, dbfs/20) * 32767 * math.Sqrt2
+	p := make(audio.PCM, n)
+	for i := range p {
+		p[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/audio.SampleRate))
+	}
+	return p
+}
+
+// scriptedHearer stands for the recognizer: it names what it was given by
+// its length, so a test can tell which audio reached it.
+type scriptedHearer struct {
+	mu    sync.Mutex
+	heard []time.Duration
+}
+
+func (h *scriptedHearer) Hear(_ context.Context, pcm audio.PCM) (string, bool, error) {
+	h.mu.Lock()
+	h.heard = append(h.heard, pcm.Duration())
+	h.mu.Unlock()
+	return "order 4471 is updated", false, nil
+}
+
+// bot is a Twilio Media Streams bot on loopback that records every frame
+// the caller sends, with its arrival time, and sends what a test asks.
+type bot struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	frames []got
+	conn   chan *websocket.Conn
+}
+
+type got struct {
+	at  time.Time
+	raw map[string]any
+}
+
+func newBot(t *testing.T) *bot {
+	b := &bot{conn: make(chan *websocket.Conn, 1)}
+	up := websocket.Upgrader{}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		b.conn <- ws
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			if json.Unmarshal(data, &m) == nil {
+				b.mu.Lock()
+				b.frames = append(b.frames, got{at: time.Now(), raw: m})
+				b.mu.Unlock()
+			}
+		}
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *bot) url() string { return "ws" + strings.TrimPrefix(b.srv.URL, "http") }
+
+func (b *bot) ws(t *testing.T) *websocket.Conn {
+	select {
+	case ws := <-b.conn:
+		return ws
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller never connected")
+		return nil
+	}
+}
+
+func (b *bot) all(event string) []got {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []got
+	for _, f := range b.frames {
+		if event == "" || f.raw["event"] == event {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (b *bot) waitFor(t *testing.T, event string, n int) []got {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if fs := b.all(event); len(fs) >= n {
+			return fs
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d %q frames within 5s", n, event)
+	return nil
+}
+
+func sendJSON(t *testing.T, ws *websocket.Conn, v any) {
+	require.NoError(t, ws.WriteJSON(v))
+}
+
+func media(p audio.PCM) map[string]any {
+	return map[string]any{"event": "media", "streamSid": "MZx", "media": map[string]any{"payload": base64.StdEncoding.EncodeToString(audio.EncodeMulaw(p))}}
+}
+
+func markFrame(name string) map[string]any {
+	return map[string]any{"event": "mark", "streamSid": "MZx", "mark": map[string]any{"name": name}}
+}
+
+func dial(t *testing.T, tr *Transport, b *bot) *Conn {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := tr.Dial(ctx, b.url())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c.(*Conn)
+}
+
+func start(t *testing.T, c *Conn) {
+	err := c.Send(context.Background(), native.Message{Event: native.EventStart, Start: &native.Start{
+		CallID: "call-1", TimeScale: 1, CustomParameters: map[string]string{"lang": "en"},
+		Tools: native.Tools{BaseURL: "http://127.0.0.1:9/tools/call-1", Token: "tok",
+			Catalog: []trace.ToolSpec{{Name: "get_order", Effect: trace.EffectRead}}},
+	}})
+	require.NoError(t, err)
+}
+
+// recv collects the derived agent events until n have arrived.
+func recv(t *testing.T, c *Conn, n int) []native.Message {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []native.Message
+	for len(out) < n {
+		f, err := c.Recv(ctx)
+		require.NoError(t, err, "after %d events: %v", len(out), out)
+		out = append(out, f.Message)
+	}
+	return out
+}
+
+func TestStartAndMediaFramesAreTwilios(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	_ = b.ws(t)
+	start(t, c)
+	d, err := c.PrepareSpeech(context.Background(), "u1", "hello there") // 11 chars: 660 ms, padded to whole frames
+	require.NoError(t, err)
+	assert.Equal(t, 660*time.Millisecond, d)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
+	time.Sleep(d + 200*time.Millisecond)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStop, Stop: &native.Stop{}}))
+	b.waitFor(t, "stop", 1)
+
+	fs := b.all("")
+	require.GreaterOrEqual(t, len(fs), 4)
+	assert.Equal(t, map[string]any{"event": "connected", "protocol": "Call", "version": "1.0.0"}, fs[0].raw)
+	st := fs[1].raw
+	assert.Equal(t, "start", st["event"])
+	assert.Equal(t, "1", st["sequenceNumber"])
+	body := st["start"].(map[string]any)
+	stream := st["streamSid"].(string)
+	assert.Regexp(t, `^MZ[0-9a-f]{32}$`, stream)
+	assert.Equal(t, stream, body["streamSid"])
+	assert.Regexp(t, `^CA[0-9a-f]{32}$`, body["callSid"])
+	assert.Regexp(t, `^AC[0-9a-f]{32}$`, body["accountSid"])
+	assert.Equal(t, []any{"inbound"}, body["tracks"])
+	assert.Equal(t, map[string]any{"encoding": "audio/x-mulaw", "sampleRate": float64(8000), "channels": float64(1)}, body["mediaFormat"])
+	params := body["customParameters"].(map[string]any)
+	assert.Equal(t, "en", params["lang"])
+	assert.Equal(t, "call-1", params[ParamCallID])
+	assert.Equal(t, "http://127.0.0.1:9/tools/call-1", params[ParamToolsBaseURL])
+	assert.Equal(t, "tok", params[ParamToolsToken])
+	assert.JSONEq(t, `[{"name":"get_order","effect":"read","table":"","args":null}]`, params[ParamToolsCatalog].(string))
+
+	ms := b.all("media")
+	require.GreaterOrEqual(t, len(ms), 40, "about 860 ms of stream")
+	loud := 0
+	for i, m := range ms {
+		assert.Equal(t, strconv.Itoa(i+2), m.raw["sequenceNumber"], "sequence numbers count every frame after connected")
+		md := m.raw["media"].(map[string]any)
+		assert.Equal(t, "inbound", md["track"])
+		assert.Equal(t, strconv.Itoa(i+1), md["chunk"])
+		assert.Equal(t, strconv.Itoa(20*i), md["timestamp"])
+		raw, err := base64.StdEncoding.DecodeString(md["payload"].(string))
+		require.NoError(t, err)
+		require.Len(t, raw, audio.FrameSamples)
+		if audio.LevelDBFS(audio.DecodeMulaw(raw)) > -30 {
+			loud++
+		}
+	}
+	assert.Equal(t, 33, loud, "the 660 ms utterance is 33 loud frames; the rest is silence")
+	// Real time: the frames span their timestamps.
+	span := ms[len(ms)-1].at.Sub(ms[0].at)
+	want := time.Duration(len(ms)-1) * audio.FrameDuration
+	assert.InDelta(t, float64(want), float64(span), float64(100*time.Millisecond))
+	stop := fs[len(fs)-1].raw
+	assert.Equal(t, "stop", stop["event"])
+	assert.Equal(t, body["callSid"], stop["stop"].(map[string]any)["callSid"])
+	assert.Equal(t, strconv.Itoa(len(ms)+2), stop["sequenceNumber"])
+
+	l := c.Lateness()
+	assert.Equal(t, len(ms), l.Frames)
+	assert.Equal(t, audio.FrameDuration, l.Frame)
+	assert.LessOrEqual(t, l.P50, l.P99)
+	assert.LessOrEqual(t, l.P99, l.Max)
+}
+
+func TestDTMFIsOneFramePerDigit(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	_ = b.ws(t)
+	start(t, c)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: "12#"}}))
+	ds := b.waitFor(t, "dtmf", 3)
+	for i, want := range []string{"1", "2", "#"} {
+		assert.Equal(t, map[string]any{"track": "inbound_track", "digit": want}, ds[i].raw["dtmf"])
+	}
+}
+
+func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
+	b := newBot(t)
+	h := &scriptedHearer{}
+	c := dial(t, &Transport{Speech: toneSpeech{}, Hearing: h}, b)
+	ws := b.ws(t)
+	start(t, c)
+	b.waitFor(t, "media", 1)
+
+	// One utterance: 1 s of audio, mark m1, 400 ms more, mark m2, sent at
+	// once as bots do; the caller plays it out in real time.
+	sent := time.Now()
+	sendJSON(t, ws, media(tone(440, time.Second, -20)))
+	sendJSON(t, ws, markFrame("m1"))
+	sendJSON(t, ws, media(tone(440, 400*time.Millisecond, -20)))
+	sendJSON(t, ws, markFrame("m2"))
+	evs := recv(t, c, 3)
+	assert.Equal(t, native.PhaseStart, evs[0].AgentSpeech.Phase)
+	assert.Equal(t, "a1", evs[0].AgentSpeech.ID)
+	assert.Equal(t, native.PhaseEnd, evs[1].AgentSpeech.Phase)
+	assert.Equal(t, native.PhaseText, evs[2].AgentSpeech.Phase, "the text follows the end: it is heard once the utterance is over")
+	assert.Equal(t, "order 4471 is updated", evs[2].AgentSpeech.Text)
+	marks := b.waitFor(t, "mark", 2)
+	assert.Equal(t, "m1", marks[0].raw["mark"].(map[string]any)["name"])
+	assert.Equal(t, "m2", marks[1].raw["mark"].(map[string]any)["name"])
+	assert.GreaterOrEqual(t, marks[0].at.Sub(sent), 950*time.Millisecond, "m1 is echoed when playout reaches it, not on receipt")
+	assert.GreaterOrEqual(t, marks[1].at.Sub(sent), 1350*time.Millisecond)
+	h.mu.Lock()
+	require.Len(t, h.heard, 1)
+	assert.InDelta(t, float64(1400*time.Millisecond), float64(h.heard[0]), float64(200*time.Millisecond), "the recognizer hears the whole utterance")
+	h.mu.Unlock()
+
+	// A mark with nothing queued is reached at once.
+	sendJSON(t, ws, markFrame("idle"))
+	marks = b.waitFor(t, "mark", 3)
+	assert.Equal(t, "idle", marks[2].raw["mark"].(map[string]any)["name"])
+
+	// Barge-in: 3 s queued, cleared after ~400 ms: the queue is dropped,
+	// the pending mark echoed at once, the utterance stopped by clear.
+	sendJSON(t, ws, media(tone(440, 3*time.Second, -20)))
+	sendJSON(t, ws, markFrame("m3"))
+	evs = recv(t, c, 1)
+	assert.Equal(t, native.PhaseStart, evs[0].AgentSpeech.Phase)
+	assert.Equal(t, "a2", evs[0].AgentSpeech.ID)
+	time.Sleep(300 * time.Millisecond)
+	cleared := time.Now()
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	evs = recv(t, c, 2)
+	assert.Equal(t, native.EventClear, evs[0].Event)
+	assert.Equal(t, "a2", evs[0].Clear.ID)
+	assert.Equal(t, native.PhaseText, evs[1].AgentSpeech.Phase)
+	marks = b.waitFor(t, "mark", 4)
+	assert.Equal(t, "m3", marks[3].raw["mark"].(map[string]any)["name"])
+	assert.Less(t, marks[3].at.Sub(cleared), 200*time.Millisecond, "pending marks are echoed at once on clear")
+
+	// Nothing more is played after the clear.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.Recv(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestFlushDeliversTheLastTranscript(t *testing.T) {
+	b := newBot(t)
+	h := &scriptedHearer{}
+	c := dial(t, &Transport{Speech: toneSpeech{}, Hearing: h}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, media(tone(440, 400*time.Millisecond, -20)))
+	var got []native.Message
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() { // the simulator's pump
+		defer close(done)
+		for {
+			f, err := c.Recv(context.Background())
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			got = append(got, f.Message)
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(700 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, c.Flush(ctx))
+	mu.Lock()
+	require.Len(t, got, 3)
+	assert.Equal(t, native.PhaseText, got[2].AgentSpeech.Phase)
+	mu.Unlock()
+	require.NoError(t, c.Close())
+	<-done
+}
+
+func TestAgentAudioFloodEndsTheCall(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}, MaxQueuedAudio: time.Second}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, media(tone(440, 1500*time.Millisecond, -20)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var err error
+	for err == nil {
+		_, err = c.Recv(ctx)
+	}
+	assert.ErrorIs(t, err, ErrFlood)
+}
+
+func TestGarbageFrame(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte("not json")))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.Recv(ctx)
+	assert.ErrorIs(t, err, callsim.ErrGarbageFrame)
+}
+
+func TestUnknownEventsAreKeptVerbatim(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, map[string]any{"event": "playAudio", "x": 1})
+	evs := recv(t, c, 1)
+	assert.Equal(t, "twilio.playAudio", evs[0].Event)
+}
+
+func TestRecordingIsStereoCallerLeftAgentRight(t *testing.T) {
+	b := newBot(t)
+	path := filepath.Join(t.TempDir(), "call.wav")
+	c := dial(t, &Transport{Speech: toneSpeech{}, RecordTo: path}, b)
+	ws := b.ws(t)
+	start(t, c)
+	_, err := c.PrepareSpeech(context.Background(), "u1", "0123456789") // 600 ms
+	require.NoError(t, err)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
+	go func() { // the simulator's pump
+		for {
+			if _, err := c.Recv(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(800 * time.Millisecond)
+	sendJSON(t, ws, media(tone(440, 400*time.Millisecond, -20)))
+	time.Sleep(600 * time.Millisecond)
+	require.NoError(t, c.Close())
+
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	samples, info, err := audio.DecodeWAV(f)
+	require.NoError(t, err)
+	require.Equal(t, 2, info.Channels)
+	var left, right audio.PCM
+	for i := 0; i+1 < len(samples); i += 2 {
+		left, right = append(left, samples[i]), append(right, samples[i+1])
+	}
+	// The caller spoke first, the agent answered after.
+	assert.Greater(t, audio.LevelDBFS(left[:audio.Samples(600*time.Millisecond)]), -30.0)
+	assert.Less(t, audio.LevelDBFS(right[:audio.Samples(600*time.Millisecond)]), -60.0)
+	assert.Greater(t, audio.LevelDBFS(right[audio.Samples(900*time.Millisecond):audio.Samples(1200*time.Millisecond)]), -30.0)
+}
+
+func TestLatenessQuantiles(t *testing.T) {
+	h := newHistogram()
+	for i := 0; i < 98; i++ {
+		h.add(time.Millisecond / 2)
+	}
+	h.add(15 * time.Millisecond)
+	h.add(47 * time.Millisecond)
+	l := h.summary()
+	assert.Equal(t, 100, l.Frames)
+	assert.Equal(t, time.Millisecond, l.P50)
+	assert.Equal(t, 16*time.Millisecond, l.P99)
+	assert.Equal(t, 47*time.Millisecond, l.Max)
+	assert.True(t, l.Behind(), "47 ms is more than one 20 ms frame")
+	h = newHistogram()
+	h.add(20 * time.Millisecond)
+	assert.False(t, h.summary().Behind(), "exactly one frame late is not behind")
+	h.add(2 * time.Second)
+	assert.Equal(t, 2*time.Second, h.summary().Max)
+}
