@@ -12,8 +12,10 @@
 // from an explicit seed; external programs (flite, espeak-ng) run bounded
 // by the caller's context.
 //
-// Departures from the first sketch of the API: none of the sketched
-// signatures changed. Additions: WriteWAVRate (any rate and channel count,
-// e.g. 16 kHz for a recognizer), ReadWAVRate (no conversion), NewSynth and
-// DefaultVoice (synth by name), Recorder limits (NewRecorderLimit, Truncated).
+// None of the first sketch's signatures changed. Additions: DecodeWAV (a
+// file as it is, no conversion), WriteWAVRate (any rate and channel count,
+// e.g. 16 kHz for a recognizer), Frames, Gain, Samples, NewSynth and
+// DefaultVoice (a synth by name), Cache.Key, NoiseKinds, VAD.Frames/
+// OffsetFrame/Reset, and the Recorder's cap (NewRecorderLimit, Truncated,
+// Channels, ErrRecordingTruncated).
 package audio

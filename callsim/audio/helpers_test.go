@@ -3,6 +3,8 @@ package audio
 import (
 	"math"
 	"os/exec"
+
+	"github.com/zaf/g711"
 	"testing"
 )
 
@@ -50,4 +52,12 @@ func needTool(t *testing.T, name string) {
 	if _, err := exec.LookPath(name); err != nil {
 		t.Skipf("%s is not installed (scripts/install-speech.sh installs it): %v", name, err)
 	}
+}
+
+func alaw(p PCM) []byte {
+	out := make([]byte, len(p))
+	for i, s := range p {
+		out[i] = g711.EncodeAlawFrame(s)
+	}
+	return out
 }

@@ -16,8 +16,9 @@ import (
 //     burst, then a voiced tail), then silence; the first 20 ms frames
 //     are about -14 dBFS RMS.
 //   - "door": a door slam at the start, min(d, 500 ms): a click, a low
-//     thump (door and frame modes near 60–300 Hz) and a rattle, then
-//     silence; the loudest frame is about -10 dBFS RMS.
+//     thump (door and frame modes near 60–300 Hz) and a rattle, loud for
+//     about 100 ms and decaying fast, then silence; the loudest frame is
+//     about -12 dBFS RMS.
 //   - "tv": TV babble for all of d: two talkers' worth of speech-shaped
 //     noise (voiced pulses and noise through moving formants, in 100–300
 //     ms syllables with pauses), -24 dBFS RMS over d.
@@ -181,10 +182,10 @@ func doorSlam(n int, rng *rand.Rand) PCM {
 	x := make([]float64, length)
 	type mode struct{ f, tau, amp, phase float64 }
 	modes := []mode{
-		{60 + rng.Float64()*40, 0.09, 1, 0},
-		{140 + rng.Float64()*60, 0.06, 0.6, 0},
-		{230 + rng.Float64()*80, 0.04, 0.4, 0},
-		{800 + rng.Float64()*400, 0.015, 0.3, 0},
+		{60 + rng.Float64()*40, 0.025, 1, 0},
+		{140 + rng.Float64()*60, 0.02, 0.6, 0},
+		{230 + rng.Float64()*80, 0.015, 0.4, 0},
+		{800 + rng.Float64()*400, 0.008, 0.3, 0},
 	}
 	for i := range modes {
 		modes[i].phase = rng.Float64() * 2 * math.Pi
@@ -201,13 +202,13 @@ func doorSlam(n int, rng *rand.Rand) PCM {
 			v += rng.NormFloat64() * 1.5
 		}
 		if i%rattleEvery < int(0.004*rateF) {
-			v += rattle.step(rng.NormFloat64()) * 6 * math.Exp(-t/0.12)
+			v += rattle.step(rng.NormFloat64()) * 6 * math.Exp(-t/0.035)
 		} else {
-			v += rattle.step(0) * 6 * math.Exp(-t/0.12)
+			v += rattle.step(0) * 6 * math.Exp(-t/0.035)
 		}
 		x[i] = v
 	}
-	copy(out, scalePeakFrame(x, -10))
+	copy(out, scalePeakFrame(x, -12))
 	return out
 }
 

@@ -49,28 +49,64 @@ func Resample(p []int16, from, to int) []int16 {
 	beta := 0.1102 * (resampleAttenuation - 8.7)
 	// Kaiser's length estimate, N = (A-8)/(2.285·2π·Δf), as a half-width.
 	half := int(math.Ceil((resampleAttenuation - 8) / (2.285 * 2 * math.Pi * transition) / 2))
-	table := kernelTable(cutoff, half, beta)
-
-	x := make([]float32, len(p))
+	x := make([]float64, len(p))
 	for i, s := range p {
-		x[i] = float32(s)
+		x[i] = float64(s)
 	}
 	n := int(int64(len(p)) * int64(to) / int64(from))
 	out := make([]int16, n)
+	// Output j sits at input position j*from/to: whole part i, fraction
+	// phase/to. There are only `to` distinct fractions, so for the usual
+	// rate pairs (16k->8k: 1, 44.1k->8k: 80) every phase's taps are
+	// computed once and each output is a plain dot product. Odd pairs with
+	// many phases interpolate a finely sampled kernel instead.
+	var taps [][]float64
+	var table []float64
+	if to <= maxPhases {
+		taps = make([][]float64, to)
+		for ph := range taps {
+			taps[ph] = make([]float64, 2*half)
+			for m := range taps[ph] {
+				taps[ph][m] = kernel(math.Abs(float64(half-1-m)+float64(ph)/float64(to)), cutoff, half, beta)
+			}
+		}
+	} else {
+		table = kernelTable(cutoff, half, beta)
+	}
 	for j := range out {
-		// Exact position of output j in input samples: j*from/to.
 		num := int64(j) * int64(from)
 		i := int(num / int64(to))
-		frac := float64(num%int64(to)) / float64(to)
-		lo := max(i-half+1, 0)
-		hi := min(i+half, len(x)-1)
+		ph := int(num % int64(to))
+		first := i - half + 1 // input index of tap 0
+		lo, hi := max(first, 0), min(i+half, len(x)-1)
 		var acc float64
-		for k := lo; k <= hi; k++ {
-			acc += float64(x[k]) * kernelAt(table, math.Abs(float64(i-k)+frac))
+		if taps != nil {
+			w := taps[ph][lo-first:]
+			for k, v := range x[lo : hi+1] {
+				acc += v * w[k]
+			}
+		} else {
+			frac := float64(ph) / float64(to)
+			for k := lo; k <= hi; k++ {
+				acc += x[k] * kernelAt(table, math.Abs(float64(i-k)+frac))
+			}
 		}
 		out[j] = clip16(acc)
 	}
 	return out
+}
+
+// maxPhases bounds the per-phase tap tables (phases × 2·half floats).
+const maxPhases = 1024
+
+// kernel is the windowed sinc h(t) = 2fc·sinc(2fc·t)·kaiser(t/half) at
+// distance t (input samples) from the centre.
+func kernel(t, cutoff float64, half int, beta float64) float64 {
+	if t >= float64(half) {
+		return 0
+	}
+	r := t / float64(half)
+	return 2 * cutoff * sinc(2*cutoff*t) * besselI0(beta*math.Sqrt(1-r*r)) / besselI0(beta)
 }
 
 // kernelTable samples the windowed sinc h(t) = 2fc·sinc(2fc·t)·kaiser(t/half)
@@ -78,15 +114,8 @@ func Resample(p []int16, from, to int) []int16 {
 func kernelTable(cutoff float64, half int, beta float64) []float64 {
 	n := half*resampleTableStep + 2
 	t := make([]float64, n)
-	i0beta := besselI0(beta)
 	for k := range t {
-		x := float64(k) / resampleTableStep
-		if x >= float64(half) {
-			break
-		}
-		r := x / float64(half)
-		w := besselI0(beta*math.Sqrt(1-r*r)) / i0beta
-		t[k] = 2 * cutoff * sinc(2*cutoff*x) * w
+		t[k] = kernel(float64(k)/resampleTableStep, cutoff, half, beta)
 	}
 	return t
 }

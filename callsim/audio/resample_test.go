@@ -18,6 +18,8 @@ func TestResampleKeepsInBandTone(t *testing.T) {
 		{8000, 44100, 440},
 		{16000, 8000, 3300},
 		{11025, 8000, 250},
+		{12345, 8000, 1000}, // 1600 phases: the interpolated-kernel path
+		{8000, 11111, 1000},
 	}
 	for _, tt := range tests {
 		in := tone(tt.freq, 0.5, tt.from/2, tt.from) // 0.5 s
