@@ -350,12 +350,14 @@ func (s *session) lastItemLocked() any {
 	return s.order[len(s.order)-1]
 }
 
+// addItemLocked stores a copy of item: the caller goes on to send item,
+// and a stored item may be changed later (truncate), so they must not share.
 func (s *session) addItemLocked(item map[string]any) {
 	id, _ := item["id"].(string)
 	if _, ok := s.items[id]; !ok {
 		s.order = append(s.order, id)
 	}
-	s.items[id] = item
+	s.items[id] = deepCopy(item)
 }
 
 func (s *session) itemCreate(msg []byte, cause string) {
@@ -403,7 +405,9 @@ func (s *session) truncate(msg []byte, cause string) {
 	if ok && ev.AudioEndMs <= sent {
 		// The unheard rest is forgotten, transcript included.
 		if item := s.items[ev.ItemID]; item != nil {
-			item["content"] = []any{map[string]any{"type": "output_audio", "transcript": ""}}
+			cut := deepCopy(item)
+			cut["content"] = []any{map[string]any{"type": "output_audio", "transcript": ""}}
+			s.items[ev.ItemID] = cut
 		}
 		s.audioMs[ev.ItemID] = ev.AudioEndMs
 	}
