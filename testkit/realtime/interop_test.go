@@ -49,6 +49,11 @@ const (
 // fake answers with audio the caller plays out (echoing marks), the caller
 // talks over it, and the SDK must clear Twilio's queue and truncate the
 // reply where the caller's marks say playout was. See docs/INTEROP.md.
+//
+// It runs twice, for the SDK's two barge-in paths: the reply still being
+// generated (the fake cancels it, as the real server does with
+// interrupt_response), and the reply wholly sent, only the caller's queue
+// still playing it.
 func TestInteropOpenAIAgentsTwilio(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -56,11 +61,20 @@ func TestInteropOpenAIAgentsTwilio(t *testing.T) {
 	}
 	root := repoRoot(t)
 	installNodeAgents(t, root)
+	// Streaming the 3 s reply at 1.25x takes 2.4 s, far past the barge-in
+	// at 1 s of playout even when a busy machine slows the caller's ticks;
+	// at 100x it is all sent in 30 ms, long before.
+	t.Run("reply still streaming", func(t *testing.T) { interop(t, node, root, 1.25, "cancelled") })
+	t.Run("reply wholly sent", func(t *testing.T) { interop(t, node, root, 100, "completed") })
+}
 
+// interop is one call; speed is the fake's Script.Speed and replyStatus
+// the status of the interrupted reply's response.done.
+func interop(t *testing.T, node, root string, speed float64, replyStatus string) {
 	tools := newToolsServer()
 	defer tools.Close()
 	reply := realtime.Tone(440, 3*time.Second, 6000)
-	fake := realtime.NewServer(realtime.Script{Turns: []realtime.Turn{
+	fake := realtime.NewServer(realtime.Script{Speed: speed, Turns: []realtime.Turn{
 		{
 			Calls: []realtime.FunctionCall{{Name: "update_order", Arguments: scriptedArgs}},
 			Reply: realtime.Reply{Audio: reply, Transcript: "Done: order 5590 now arrives on December 3. Anything else?"},
@@ -140,7 +154,7 @@ func TestInteropOpenAIAgentsTwilio(t *testing.T) {
 	checkSession(t, evs)
 	checkToolRoundTrip(t, evs)
 	checkPlayout(t, caller, len(reply))
-	checkBargeIn(t, evs, caller)
+	checkBargeIn(t, evs, caller, replyStatus)
 	logTimings(t, evs, caller, post)
 	for _, e := range evs {
 		if e.Dir == realtime.Note && e.Type != "connect" && e.Type != "disconnect" && e.Type != "no turn" {
@@ -288,11 +302,24 @@ func checkPlayout(t *testing.T, c *twilioCaller, replyBytes int) {
 // speech_started took to come back as a clear (measured: the caller kept
 // playing meanwhile), one 20 ms playout tick, and one more tick for an echo
 // still on its way to the SDK when it took its snapshot.
-func checkBargeIn(t *testing.T, evs []realtime.Event, c *twilioCaller) {
+func checkBargeIn(t *testing.T, evs []realtime.Event, c *twilioCaller, replyStatus string) {
 	t.Helper()
 	tr := realtime.Truncates(evs)
 	if len(tr) != 1 {
 		t.Fatalf("%d truncates, want 1", len(tr))
+	}
+	// The interrupted reply is the second response (the first made the
+	// function call).
+	var done struct {
+		Response struct {
+			Status string `json:"status"`
+		} `json:"response"`
+	}
+	if e := nth(evs, realtime.FromServer, "response.done", 2); e == nil || json.Unmarshal(e.Raw, &done) != nil || done.Response.Status != replyStatus {
+		t.Errorf("interrupted reply's response.done status %q, want %q", done.Response.Status, replyStatus)
+	}
+	if i := index(evs, realtime.FromClient, "response.cancel", nil); i >= 0 {
+		t.Error("the SDK sent response.cancel though the session has interrupt_response")
 	}
 	var item struct {
 		Item struct {
