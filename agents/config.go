@@ -102,6 +102,11 @@ type Config struct {
 	PollEvery    time.Duration // careful: read interval while a 202 settles
 	MaxRetries   int
 	MaxPolls     int
+
+	// Audio, when set, serves the agent in audio mode: a Twilio Media
+	// Streams bot (twilio.go) instead of the native protocol. nil: text
+	// mode.
+	Audio *AudioConfig
 }
 
 // Has reports whether flaw f is on.

@@ -35,6 +35,9 @@ type utterance struct {
 	words   []string
 	said    int
 	outcome bool // an answer to the caller's request, repeated if cut off
+	// wordTime is its speaking time per word: the configured WordTime, or
+	// in audio mode its audio's length shared among its words.
+	wordTime time.Duration
 	// answer is set on a write's answer, so it can be re-worded while it
 	// waits behind the caller's turn.
 	answer *answered
@@ -634,7 +637,11 @@ func (e *engine) kick() {
 	u.id = fmt.Sprintf("a%d", e.nextUtt)
 	e.speaking = u
 	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseStart}})
-	e.wordStop = e.after(e.cfg.WordTime, timerWord, e.nextUtt)
+	u.wordTime = e.cfg.WordTime
+	if d := e.s.speak(u.id, strings.Join(u.words, " ")); d > 0 && len(u.words) > 0 {
+		u.wordTime = d / time.Duration(len(u.words))
+	}
+	e.wordStop = e.after(u.wordTime, timerWord, e.nextUtt)
 }
 
 // word: one more word has been spoken.
@@ -645,7 +652,7 @@ func (e *engine) word() {
 		e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseText, Text: strings.Join(u.words[:u.said], " ")}})
 	}
 	if u.said < len(u.words) {
-		e.wordStop = e.after(e.cfg.WordTime, timerWord, e.nextUtt)
+		e.wordStop = e.after(u.wordTime, timerWord, e.nextUtt)
 		return
 	}
 	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseEnd, Text: strings.Join(u.words, " ")}})

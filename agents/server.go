@@ -24,6 +24,11 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
+
+	// Audio mode (cfg.Audio set): what the calls share, or why it could
+	// not be set up.
+	audio    *audioSide
+	audioErr error
 }
 
 // NewServer returns an agent that serves calls until Close.
@@ -38,7 +43,7 @@ func NewServer(cfg Config) *Server {
 		}}
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg:    cfg,
 		client: client,
 		// The harness is the only client, on loopback; any origin is fine.
@@ -46,6 +51,35 @@ func NewServer(cfg Config) *Server {
 		base:     base,
 		cancel:   cancel,
 	}
+	if cfg.Audio != nil {
+		s.audio, s.audioErr = newAudioSide(*cfg.Audio)
+		if s.audio != nil {
+			// Warm up off the call path: index the speech cache and
+			// synthesize the greeting.
+			a := s.audio
+			s.calls.Add(1)
+			go func() {
+				defer s.calls.Done()
+				a.index.rescan(true)
+				if _, err := a.voice.Speech(base, greeting); err != nil && base.Err() == nil {
+					a.cfg.logf("cannot synthesize the greeting: %v", err)
+				}
+			}()
+		}
+	}
+	return s
+}
+
+// EarStats returns what the ear heard in each call that has ended, oldest
+// first (audio mode; nil in text mode). A long-running server keeps the
+// latest 1000.
+func (s *Server) EarStats() []EarStats {
+	if s.audio == nil {
+		return nil
+	}
+	s.audio.mu.Lock()
+	defer s.audio.mu.Unlock()
+	return append([]EarStats(nil), s.audio.stats...)
 }
 
 // Config returns the agent's configuration (with defaults filled in).
@@ -63,11 +97,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.calls.Done()
 
+	if s.audioErr != nil {
+		http.Error(w, s.audioErr.Error(), http.StatusInternalServerError)
+		return
+	}
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
-	runSession(s.base, s.cfg, s.client, ws)
+	var tw *twilioCall
+	if s.audio != nil {
+		tw = newTwilioCall(s.audio, s.cfg.Clock)
+	}
+	runSession(s.base, s.cfg, s.client, ws, tw)
 }
 
 // Close ends every call in progress and waits for them. Safe to call twice.
@@ -98,6 +140,11 @@ type Running struct {
 // Start serves cfg on addr (for example "127.0.0.1:0") until ctx ends or
 // Close is called.
 func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
+	if cfg.Audio != nil {
+		if _, err := newAudioSide(*cfg.Audio); err != nil {
+			return nil, err
+		}
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -121,6 +168,9 @@ func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 	}()
 	return r, nil
 }
+
+// Agent is the agent being served.
+func (r *Running) Agent() *Server { return r.agent }
 
 // Close stops listening, ends the calls in progress and waits for them.
 // Safe to call twice.

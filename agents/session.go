@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -54,34 +55,49 @@ type session struct {
 	cancel context.CancelFunc
 	ws     *websocket.Conn
 	inbox  chan any
-	outbox chan native.Message
+	outbox chan any // native.Message in text mode, Twilio frames in audio mode
 	jobs   sync.WaitGroup
 	eng    *engine
+	// tw adapts the call to Twilio Media Streams (audio mode); nil in
+	// text mode.
+	tw    *twilioCall
+	ended atomic.Bool // the engine has stopped
 }
 
-func runSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn) {
+// runSession runs one call; tw is nil for the native protocol (text mode).
+func runSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn, tw *twilioCall) {
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
 		ctx:    ctx,
 		cancel: cancel,
 		ws:     ws,
 		inbox:  make(chan any, 64),
-		outbox: make(chan native.Message, 256),
+		outbox: make(chan any, 256),
+		tw:     tw,
 	}
 	s.eng = newEngine(cfg, client, s)
 
 	readerDone := make(chan struct{})
 	writerDone := make(chan struct{})
-	go func() { defer close(readerDone); s.read() }()
-	go func() { defer close(writerDone); s.write() }()
+	if tw != nil {
+		go func() { defer close(readerDone); tw.read(s) }()
+		go func() { defer close(writerDone); tw.write(s) }()
+	} else {
+		go func() { defer close(readerDone); s.read() }()
+		go func() { defer close(writerDone); s.write() }()
+	}
 
 	s.loop()
 	s.eng.stopTimers()
+	s.ended.Store(true)
 	close(s.outbox) // the engine was the only sender; the writer drains it
 	<-writerDone
 	cancel() // cancels the worker's requests and unblocks the reader's posts
 	_ = ws.Close()
 	<-readerDone
+	if tw != nil {
+		tw.finish()
+	}
 	s.jobs.Wait()
 }
 
@@ -93,12 +109,33 @@ func (s *session) post(ev any) {
 	}
 }
 
-// send queues a frame for the writer.
+// send queues one engine message for the writer (in audio mode, its
+// Twilio form, if it has one).
 func (s *session) send(m native.Message) {
+	if s.tw != nil {
+		for _, f := range s.tw.frames(m) {
+			s.queue(f)
+		}
+		return
+	}
+	s.queue(m)
+}
+
+// queue queues a frame as it is for the writer.
+func (s *session) queue(f any) {
 	select {
-	case s.outbox <- m:
+	case s.outbox <- f:
 	case <-s.ctx.Done():
 	}
+}
+
+// speak plays an utterance's text as audio (audio mode) and returns its
+// length; text mode has no audio and returns 0.
+func (s *session) speak(id, text string) time.Duration {
+	if s.tw == nil {
+		return 0
+	}
+	return s.tw.speak(s, id, text)
 }
 
 func (s *session) read() {

@@ -1,0 +1,568 @@
+package agents
+
+import (
+	"bytes"
+	"hash/maphash"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// The ear: a SCRIPTED FAKE speech recognizer.
+//
+// It stands for the cloud speech-to-text service (outside the machine) a
+// real voice agent sends its caller's audio to. It does not recognize
+// speech. callproof's caller synthesizes each utterance into a speech cache
+// shared on this machine before it plays it, so the ear identifies which
+// cached utterance it is hearing by matching the μ-law frames that arrive
+// on the wire against the cached utterances, encoded exactly as the caller
+// encodes them (audio.MulawFrames of the cached PCM: whole 20 ms frames,
+// an utterance starting on a frame boundary). It reads nothing but the
+// frames the caller sent and the cache's files (the WAV and its .txt
+// sidecar); it works only for utterances in that cache, i.e. only with
+// callproof's own caller on this machine.
+//
+// How it hears:
+//
+//   - Every loud frame of every cached utterance is indexed by a hash of
+//     its 160 μ-law bytes (near-silent frames, below MatchFloorDBFS, are
+//     not: they are alike across utterances).
+//   - A loud frame that arrives is looked up. A hit on frame j of
+//     utterance U at stream frame n is a vote for the hypothesis "U started
+//     at stream frame n-j". A frame mixed with noise misses the index; it
+//     still votes for a hypothesis already held when subtracting that
+//     hypothesis's expected frame removes most of its energy (the rest is
+//     the noise), so noise over part of an utterance does not break it.
+//   - The first hit is the speech onset (barge-in needs it at once); the
+//     final, with the cached text, comes when the leading hypothesis's last
+//     loud frame has arrived, or at the detector's offset if that is
+//     sooner.
+//   - An energy VAD (audio.VAD) runs beside it: an onset whose frames match
+//     nothing is a non-speech sound (kind "noise"), which ends at the
+//     offset or when speech is matched.
+//   - A loud frame that matches nothing makes the index look for new files
+//     in the cache directory (at most every RescanEvery, new files only).
+
+// Ear defaults.
+const (
+	// DefaultMatchFloorDBFS: frames quieter than this are neither indexed
+	// nor matched.
+	DefaultMatchFloorDBFS = -45.0
+	// DefaultRescanEvery bounds how often the cache directory is listed.
+	DefaultRescanEvery = 100 * time.Millisecond
+)
+
+const (
+	maxRefsPerFrame = 16 // a frame found in more places than this does not vote
+	maxHyps         = 64 // hypotheses kept per utterance
+	softChecks      = 4  // hypotheses a noisy frame is compared with
+	recentHit       = 2  // frames a still-running rival may go without a vote
+)
+
+// cachedUtt is one utterance of the speech cache as the caller sends it.
+type cachedUtt struct {
+	key       string // the cache file's stem
+	text      string
+	frames    [][]byte // μ-law, whole frames
+	loud      []bool
+	firstLoud int
+	lastLoud  int
+}
+
+type frameRef struct {
+	u *cachedUtt
+	j int
+}
+
+// speechIndex indexes the speech cache's utterances by frame. One index
+// serves every call of a Server; it is safe for concurrent use.
+type speechIndex struct {
+	dir   string
+	floor float64
+	every time.Duration
+	seed  maphash.Seed
+
+	scanMu   sync.Mutex // one scan at a time
+	lastScan time.Time
+	scans    int
+
+	mu     sync.RWMutex
+	seen   map[string]bool // stems indexed, or found unreadable
+	utts   int
+	byHash map[uint64][]frameRef
+}
+
+func newSpeechIndex(dir string, floor float64, every time.Duration) *speechIndex {
+	if floor == 0 {
+		floor = DefaultMatchFloorDBFS
+	}
+	if every <= 0 {
+		every = DefaultRescanEvery
+	}
+	return &speechIndex{dir: dir, floor: floor, every: every, seed: maphash.MakeSeed(),
+		seen: map[string]bool{}, byHash: map[uint64][]frameRef{}}
+}
+
+// lookup returns the cached frames equal to frame.
+func (x *speechIndex) lookup(frame []byte) []frameRef {
+	h := maphash.Bytes(x.seed, frame)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var out []frameRef
+	for _, r := range x.byHash[h] {
+		if bytes.Equal(r.u.frames[r.j], frame) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// size is the number of utterances indexed.
+func (x *speechIndex) size() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.utts
+}
+
+// rescan indexes the cache files not seen yet. Unless force, it does
+// nothing when the last scan was less than x.every ago; it reports whether
+// it scanned.
+func (x *speechIndex) rescan(force bool) bool {
+	x.scanMu.Lock()
+	defer x.scanMu.Unlock()
+	if !force && time.Since(x.lastScan) < x.every {
+		return false
+	}
+	x.lastScan = time.Now()
+	x.scans++
+	entries, err := os.ReadDir(x.dir)
+	if err != nil {
+		return true // no cache yet: nothing to hear
+	}
+	var fresh []string
+	x.mu.RLock()
+	for _, e := range entries {
+		name := e.Name()
+		stem, ok := strings.CutSuffix(name, ".wav")
+		if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() || x.seen[stem] {
+			continue
+		}
+		fresh = append(fresh, stem)
+	}
+	x.mu.RUnlock()
+	sort.Strings(fresh)
+	for _, stem := range fresh {
+		u := x.load(stem)
+		x.mu.Lock()
+		if !x.seen[stem] {
+			x.seen[stem] = true
+			if u != nil {
+				x.addLocked(u)
+			}
+		}
+		x.mu.Unlock()
+	}
+	return true
+}
+
+// load reads one cached utterance; nil when it cannot be used. The WAV is
+// written after its .txt sidecar, so a WAV without one is not the cache's.
+func (x *speechIndex) load(stem string) *cachedUtt {
+	txt, err := os.ReadFile(filepath.Join(x.dir, stem+".txt"))
+	if err != nil {
+		return nil
+	}
+	pcm, err := audio.ReadWAVFile(filepath.Join(x.dir, stem+".wav"))
+	if err != nil || len(pcm) == 0 {
+		return nil
+	}
+	u := &cachedUtt{key: stem, text: strings.TrimSuffix(string(txt), "\n"), frames: audio.MulawFrames(pcm), firstLoud: -1, lastLoud: -1}
+	u.loud = make([]bool, len(u.frames))
+	for j, f := range u.frames {
+		if audio.LevelDBFS(audio.DecodeMulaw(f)) >= x.floor {
+			u.loud[j] = true
+			if u.firstLoud < 0 {
+				u.firstLoud = j
+			}
+			u.lastLoud = j
+		}
+	}
+	if u.firstLoud < 0 {
+		return nil // all silence: nothing to hear
+	}
+	return u
+}
+
+func (x *speechIndex) addLocked(u *cachedUtt) {
+	x.utts++
+	for j, f := range u.frames {
+		if !u.loud[j] {
+			continue
+		}
+		h := maphash.Bytes(x.seed, f)
+		x.byHash[h] = append(x.byHash[h], frameRef{u: u, j: j})
+	}
+}
+
+// hyp is one hypothesis: utterance u started at stream frame d.
+type hyp struct {
+	u       *cachedUtt
+	d       int
+	votes   int
+	exact   int // votes from frames found in the index
+	lastHit int // stream frame of the latest vote
+}
+
+func (h *hyp) end() int { return h.d + h.u.lastLoud }
+
+type hypKey struct {
+	u *cachedUtt
+	d int
+}
+
+// HeardUtterance is one utterance the ear identified, with how well and
+// how fast. Stream times count 20 ms frames from the call's first media
+// frame, so they are independent of how busy the machine was.
+type HeardUtterance struct {
+	ID   string
+	Text string
+	// OnsetLatency is from the utterance's first loud frame to the frame
+	// that made the onset (0: the first loud frame itself). Negative never.
+	OnsetLatency time.Duration
+	// FinalLatency is from the utterance's last loud frame to the frame
+	// that made the final (0: that frame itself).
+	FinalLatency time.Duration
+	LoudFrames   int  // loud frames of the cached utterance
+	Exact        int  // frames found in the index
+	Noisy        int  // frames that matched only once noise was allowed for
+	AtOffset     bool // the final came from the detector's offset
+	// Processing is the wall time the ear spent on the frame that made
+	// the final (lookup, voting, any rescan).
+	Processing time.Duration
+}
+
+// EarStats is what the ear of one call heard.
+type EarStats struct {
+	CallID string
+	Frames int // media frames received
+	// Heard lists the finals, in order: one per caller utterance when the
+	// ear works.
+	Heard  []HeardUtterance
+	Onsets int // speech onsets (each should have its final)
+	Sounds int // non-speech sounds (VAD onsets that matched no utterance)
+	// Unmatched counts loud frames that matched no utterance.
+	Unmatched int
+	Indexed   int // utterances in the index at the end of the call
+}
+
+// Finals is the number of utterances heard.
+func (s EarStats) Finals() int { return len(s.Heard) }
+
+// Texts lists the texts heard, in order.
+func (s EarStats) Texts() []string {
+	out := make([]string, len(s.Heard))
+	for i, h := range s.Heard {
+		out[i] = h.Text
+	}
+	return out
+}
+
+// ear hears one call. It is used by one goroutine (the call's reader).
+type ear struct {
+	idx   *speechIndex
+	vad   *audio.VAD
+	floor float64
+	n     int // frames pushed so far
+
+	speaking  bool // an utterance has had its onset and not its final
+	speechID  string
+	onsetAt   int // stream frame of the onset
+	hyps      map[hypKey]*hyp
+	prevEnd   int // stream frame of the last final's last loud frame
+	nSpeech   int
+	soundOpen bool
+	soundID   string
+	nSound    int
+	runHits   bool // a frame of the current VAD run matched
+
+	stats EarStats
+}
+
+func newEar(idx *speechIndex, vc audio.VADConfig) *ear {
+	if vc == (audio.VADConfig{}) {
+		vc = DefaultEarVAD()
+	}
+	return &ear{idx: idx, vad: audio.NewVAD(vc), floor: idx.floor, hyps: map[hypKey]*hyp{}, prevEnd: -1}
+}
+
+// push hears one media frame (μ-law, normally 160 bytes) and returns the
+// native messages it makes, in order.
+func (e *ear) push(ulaw []byte) []native.Message {
+	t0 := time.Now()
+	n := e.n
+	e.n++
+	e.stats.Frames++
+	if len(ulaw) != audio.FrameSamples {
+		// Not a whole frame: it cannot match the cache; pad or cut it so
+		// the detector still sees 20 ms.
+		f := make([]byte, audio.FrameSamples)
+		for i := range f {
+			f[i] = audio.MulawSilence
+		}
+		copy(f, ulaw)
+		ulaw = f
+	}
+	pcm := audio.DecodeMulaw(ulaw)
+	level := audio.LevelDBFS(pcm)
+	vev := e.vad.Push(pcm)
+	var out []native.Message
+
+	exactHit := false
+	if level >= e.floor {
+		refs := e.idx.lookup(ulaw)
+		soft := false
+		if len(refs) == 0 {
+			soft = e.softVote(n, pcm, nil)
+			if !soft && e.idx.rescan(false) {
+				refs = e.idx.lookup(ulaw)
+			}
+		}
+		if len(refs) > 0 {
+			exactHit = e.vote(n, refs, pcm)
+		}
+		if !exactHit && !soft {
+			e.stats.Unmatched++
+		}
+	}
+	if exactHit {
+		e.runHits = true
+		if !e.speaking {
+			out = append(out, e.onset(n)...)
+		}
+	}
+
+	if e.speaking {
+		if best := e.leader(n); best != nil && n >= best.end() {
+			out = append(out, e.final(n, best, false, t0))
+		}
+	}
+	switch vev {
+	case audio.VADOnset:
+		if !e.speaking && !e.runHits && !e.soundOpen {
+			e.nSound++
+			e.soundID = "n" + itoa(e.nSound)
+			e.soundOpen = true
+			e.stats.Sounds++
+			out = append(out, native.Message{Event: native.EventSound, Sound: &native.Sound{ID: e.soundID, Phase: native.PhaseOnset, Kind: "noise"}})
+		}
+	case audio.VADOffset:
+		if e.speaking {
+			if best := e.leader(n); best != nil {
+				out = append(out, e.final(n, best, true, t0))
+			}
+		}
+		out = append(out, e.endSound()...)
+		e.runHits = false
+	}
+	if !e.vad.Speaking() && vev != audio.VADOffset && level < e.floor {
+		e.runHits = false
+	}
+	return out
+}
+
+// vote counts exact hits (skipping placements that would start inside the
+// utterance already heard) and reports whether any counted for speech.
+func (e *ear) vote(n int, refs []frameRef, pcm audio.PCM) bool {
+	hit := false
+	voting := len(refs) <= maxRefsPerFrame
+	for _, r := range refs {
+		d := n - r.j
+		if d+r.u.firstLoud <= e.prevEnd {
+			continue // an utterance cannot start before the last one ended
+		}
+		hit = true
+		if !voting {
+			continue
+		}
+		k := hypKey{r.u, d}
+		h := e.hyps[k]
+		if h == nil {
+			if len(e.hyps) >= maxHyps {
+				e.pruneHyps()
+			}
+			h = &hyp{u: r.u, d: d}
+			e.hyps[k] = h
+		}
+		if h.lastHit != n || h.votes == 0 {
+			h.votes++
+			h.exact++
+			h.lastHit = n
+		}
+	}
+	if hit && voting {
+		e.softVote(n, pcm, refs) // hypotheses the index did not name
+	}
+	return hit
+}
+
+// softVote compares a loud frame with what the leading hypotheses expect
+// there: when subtracting the expected frame removes most of the frame's
+// energy, the rest is noise over the right speech. Hypotheses already
+// named by refs are skipped. It reports whether any hypothesis matched.
+func (e *ear) softVote(n int, pcm audio.PCM, refs []frameRef) bool {
+	if len(e.hyps) == 0 {
+		return false
+	}
+	named := map[hypKey]bool{}
+	for _, r := range refs {
+		named[hypKey{r.u, n - r.j}] = true
+	}
+	top := e.ranked()
+	matched := false
+	for i, h := range top {
+		if i >= softChecks {
+			break
+		}
+		j := n - h.d
+		if named[hypKey{h.u, h.d}] || j < 0 || j >= len(h.u.frames) || !h.u.loud[j] || h.lastHit == n {
+			continue
+		}
+		if residualMatch(pcm, audio.DecodeMulaw(h.u.frames[j])) {
+			h.votes++
+			h.lastHit = n
+			matched = true
+		}
+	}
+	return matched
+}
+
+// residualMatch: got minus want keeps less than half of got's energy.
+func residualMatch(got, want audio.PCM) bool {
+	var eg, er float64
+	for i := range got {
+		g := float64(got[i])
+		r := g - float64(want[i])
+		eg += g * g
+		er += r * r
+	}
+	return eg > 0 && er < 0.5*eg
+}
+
+// ranked lists the hypotheses, most votes first (then most recent hit,
+// then the earliest start), so the order never depends on map order.
+func (e *ear) ranked() []*hyp {
+	out := make([]*hyp, 0, len(e.hyps))
+	for _, h := range e.hyps {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		switch {
+		case x.votes != y.votes:
+			return x.votes > y.votes
+		case x.lastHit != y.lastHit:
+			return x.lastHit > y.lastHit
+		case x.d != y.d:
+			return x.d < y.d
+		}
+		return x.u.key < y.u.key
+	})
+	return out
+}
+
+func (e *ear) pruneHyps() {
+	r := e.ranked()
+	for _, h := range r[maxHyps/2:] {
+		delete(e.hyps, hypKey{h.u, h.d})
+	}
+}
+
+// leader is the hypothesis to finalize at frame n, or nil while a rival
+// that is still being heard (voted for in the last frames, ending later)
+// has as many votes: an utterance that shares its opening with a longer
+// one is not cut short.
+func (e *ear) leader(n int) *hyp {
+	r := e.ranked()
+	if len(r) == 0 {
+		return nil
+	}
+	best := r[0]
+	if n < best.end() {
+		return best
+	}
+	for _, h := range r[1:] {
+		if h.votes < best.votes {
+			break
+		}
+		if h.u.text != best.u.text && h.end() > n && h.lastHit >= n-recentHit {
+			return nil
+		}
+	}
+	return best
+}
+
+func (e *ear) onset(n int) []native.Message {
+	out := e.endSound()
+	e.nSpeech++
+	e.speechID = "u" + itoa(e.nSpeech)
+	e.speaking = true
+	e.onsetAt = n
+	e.stats.Onsets++
+	return append(out, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: e.speechID, Phase: native.PhaseOnset}})
+}
+
+func (e *ear) final(n int, best *hyp, atOffset bool, t0 time.Time) native.Message {
+	u := best.u
+	loud := 0
+	for _, l := range u.loud {
+		if l {
+			loud++
+		}
+	}
+	e.stats.Heard = append(e.stats.Heard, HeardUtterance{
+		ID:           e.speechID,
+		Text:         u.text,
+		OnsetLatency: time.Duration(max(e.onsetAt-(best.d+u.firstLoud), 0)) * audio.FrameDuration,
+		FinalLatency: time.Duration(max(n-best.end(), 0)) * audio.FrameDuration,
+		LoudFrames:   loud,
+		Exact:        best.exact,
+		Noisy:        best.votes - best.exact,
+		AtOffset:     atOffset,
+		Processing:   time.Since(t0),
+	})
+	e.speaking = false
+	e.prevEnd = max(best.end(), n)
+	clear(e.hyps)
+	// The utterance is over: listen afresh, so a sound right after it is
+	// its own onset rather than part of the utterance's hangover.
+	e.vad.Reset()
+	e.runHits = false
+	return native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: e.speechID, Phase: native.PhaseFinal, Text: u.text}}
+}
+
+func (e *ear) endSound() []native.Message {
+	if !e.soundOpen {
+		return nil
+	}
+	e.soundOpen = false
+	return []native.Message{{Event: native.EventSound, Sound: &native.Sound{ID: e.soundID, Phase: native.PhaseOffset, Kind: "noise"}}}
+}
+
+// snapshot returns the stats so far.
+func (e *ear) snapshot() EarStats {
+	s := e.stats
+	s.Heard = append([]HeardUtterance(nil), s.Heard...)
+	s.Indexed = e.idx.size()
+	return s
+}
+
+func itoa(n int) string {
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,544 @@
+package agents
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
+)
+
+// Audio mode: the reference agents as a Twilio Media Streams bot.
+//
+// The agent is the WebSocket server, the harness dials it as Twilio does.
+// What arrives is adapted to the native messages the engine already
+// understands, so the agent's logic is the same in both modes:
+//
+//	connected            ignored
+//	start                native start: callId, tools (base URL, token,
+//	                     catalogue) from customParameters; time scale 1
+//	media                the ear (ear.go, a scripted fake recognizer):
+//	                     speech onset/final, sound onset/offset ("noise")
+//	dtmf                 native dtmf, digits gathered until "#" or a pause
+//	mark                 the caller's echo: that much of our audio played
+//	stop                 native stop
+//
+// What the engine says goes out as audio:
+//
+//	agent_speech         the utterance's whole text is synthesized in the
+//	                     agent's voice when it starts, sent at once as
+//	                     media chunks (the caller paces playout), then a
+//	                     mark named after the utterance id; the engine's
+//	                     per-word timer runs at (audio length / words)
+//	clear                Twilio clear (barge-in: the caller drops what is
+//	                     queued)
+//	hangup, transfer     the WebSocket is closed once the last mark has
+//	                     been echoed (bounded)
+//	ack, state,          no Twilio form: dropped
+//	tool_intent
+//
+// Tool calls go over HTTP exactly as in text mode.
+
+// Twilio custom parameter names, as callproof's caller (callsim/twilio)
+// sets them in start.customParameters.
+const (
+	ParamCallID       = "callproofCallId"
+	ParamToolsBaseURL = "toolsBaseUrl"
+	ParamToolsToken   = "toolsToken"
+	ParamToolsCatalog = "toolsCatalog"
+)
+
+// DefaultAgentVoice is the reference agents' own voice in audio mode: a
+// flite voice other than the caller's (audio.DefaultVoice), so a recording
+// tells the two apart; chosen by how well the harness's recognizer hears
+// it through μ-law (see AudioConfig.Voice).
+const DefaultAgentVoice = "flite/rms"
+
+// Audio mode defaults.
+const (
+	DefaultChunk      = 100 * time.Millisecond // media chunk sent to the caller
+	DefaultDTMFGap    = 400 * time.Millisecond // a pause that ends a key sequence
+	DefaultHangupWait = 2 * time.Second        // past the audio's end, for its last mark
+)
+
+// AudioConfig puts an agent in audio mode (Twilio Media Streams). The zero
+// durations take the defaults.
+type AudioConfig struct {
+	// SpeechCache is the directory of the harness's speech cache
+	// (audio.Cache) on this machine: the ear identifies the caller's
+	// utterances in it. Required.
+	SpeechCache string
+	// Voice is the agent's synthesizer, "engine/voice" (audio.NewSynth):
+	// DefaultAgentVoice when empty.
+	Voice string
+	// Synth, when set, is used instead of Voice.
+	Synth audio.Synth
+	// VoiceCache is where the agent's own speech is cached: SpeechCache's
+	// "agent" subdirectory when empty (the ear does not index
+	// subdirectories).
+	VoiceCache string
+	// VAD sets the ear's energy detector; zero: DefaultEarVAD().
+	VAD audio.VADConfig
+	// MatchFloorDBFS: quieter frames are neither indexed nor matched;
+	// zero: DefaultMatchFloorDBFS.
+	MatchFloorDBFS float64
+	// RescanEvery bounds how often the ear lists the cache for new
+	// files; zero: DefaultRescanEvery.
+	RescanEvery time.Duration
+	Chunk       time.Duration // media chunk length
+	DTMFGap     time.Duration // pause that ends a key sequence without "#"
+	HangupWait  time.Duration // bound on waiting for the last mark, past the audio's end
+	// Logf, when set, gets a line per call (what the ear heard) and any
+	// synthesis error.
+	Logf func(format string, args ...any)
+}
+
+func (a AudioConfig) withDefaults() AudioConfig {
+	if a.Voice == "" {
+		a.Voice = DefaultAgentVoice
+	}
+	if a.VoiceCache == "" && a.SpeechCache != "" {
+		a.VoiceCache = filepath.Join(a.SpeechCache, "agent")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&a.Chunk, DefaultChunk)
+	def(&a.DTMFGap, DefaultDTMFGap)
+	def(&a.HangupWait, DefaultHangupWait)
+	def(&a.RescanEvery, DefaultRescanEvery)
+	if a.MatchFloorDBFS == 0 {
+		a.MatchFloorDBFS = DefaultMatchFloorDBFS
+	}
+	if a.VAD == (audio.VADConfig{}) {
+		a.VAD = DefaultEarVAD()
+	}
+	return a
+}
+
+// DefaultEarVAD is the ear's energy detector: audio.DefaultVADConfig
+// except that two loud frames (40 ms) in a row make an onset. The ear's
+// detector only finds sounds (speech is found by matching), and an agent
+// that barges in on any sound (AnySoundBargesIn) must hear a door slam,
+// whose loud part is about 60 ms at -30 dBFS.
+func DefaultEarVAD() audio.VADConfig {
+	c := audio.DefaultVADConfig()
+	c.OnsetFrames = 2
+	return c
+}
+
+func (a AudioConfig) logf(format string, args ...any) {
+	if a.Logf != nil {
+		a.Logf(format, args...)
+	}
+}
+
+// DefaultSpeechCache is where the speech cache is looked for when none is
+// given: callproof/speech under the user's cache directory.
+func DefaultSpeechCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "callproof", "speech")
+}
+
+// audioSide is what a Server in audio mode shares between its calls.
+type audioSide struct {
+	cfg   AudioConfig
+	index *speechIndex
+	voice *audio.Cache
+
+	mu    sync.Mutex
+	stats []EarStats
+}
+
+// maxKeptStats bounds the ear statistics a long-running server keeps.
+const maxKeptStats = 1000
+
+func newAudioSide(cfg AudioConfig) (*audioSide, error) {
+	cfg = cfg.withDefaults()
+	if cfg.SpeechCache == "" {
+		return nil, fmt.Errorf("agents: audio mode needs the speech cache directory")
+	}
+	synth := cfg.Synth
+	if synth == nil {
+		var err error
+		if synth, err = audio.NewSynth(cfg.Voice); err != nil {
+			return nil, err
+		}
+	}
+	return &audioSide{
+		cfg:   cfg,
+		index: newSpeechIndex(cfg.SpeechCache, cfg.MatchFloorDBFS, cfg.RescanEvery),
+		voice: &audio.Cache{Dir: cfg.VoiceCache, Synth: synth},
+	}, nil
+}
+
+func (a *audioSide) record(s EarStats) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stats = append(a.stats, s)
+	if len(a.stats) > maxKeptStats {
+		a.stats = append([]EarStats(nil), a.stats[len(a.stats)-maxKeptStats:]...)
+	}
+}
+
+// Twilio frames the agent sends.
+type (
+	twMedia struct {
+		Event     string     `json:"event"`
+		StreamSid string     `json:"streamSid"`
+		Media     twMediaOut `json:"media"`
+	}
+	twMediaOut struct {
+		Payload string `json:"payload"`
+	}
+	twMark struct {
+		Event     string   `json:"event"`
+		StreamSid string   `json:"streamSid"`
+		Mark      twMarkIn `json:"mark"`
+	}
+	twClear struct {
+		Event     string `json:"event"`
+		StreamSid string `json:"streamSid"`
+	}
+	// hangupFrame asks the writer to close the call once our audio has
+	// been played.
+	hangupFrame struct{}
+)
+
+// twIn is every Twilio frame the agent reads.
+type twIn struct {
+	Event     string `json:"event"`
+	StreamSid string `json:"streamSid"`
+	Start     *struct {
+		StreamSid        string            `json:"streamSid"`
+		CallSid          string            `json:"callSid"`
+		CustomParameters map[string]string `json:"customParameters"`
+	} `json:"start"`
+	Media *struct {
+		Track   string `json:"track"`
+		Payload string `json:"payload"`
+	} `json:"media"`
+	DTMF *struct {
+		Digit string `json:"digit"`
+	} `json:"dtmf"`
+	Mark *twMarkIn `json:"mark"`
+}
+
+type twMarkIn struct {
+	Name string `json:"name"`
+}
+
+// twilioCall is one call in audio mode: the wire adapter around a session.
+type twilioCall struct {
+	side *audioSide
+	cfg  AudioConfig
+	ear  *ear
+	pend []byte // media bytes short of a whole frame
+
+	mu        sync.Mutex
+	stream    string
+	callID    string
+	started   bool
+	sent      int       // marks sent
+	echoed    int       // marks echoed
+	playEnd   time.Time // when the audio sent so far ends, if played at once
+	echo      chan struct{}
+	digits    string
+	dtmfGen   int
+	dtmfStop  func() bool
+	dtmfClock Clock
+}
+
+func newTwilioCall(side *audioSide, clock Clock) *twilioCall {
+	return &twilioCall{side: side, cfg: side.cfg, ear: newEar(side.index, side.cfg.VAD),
+		echo: make(chan struct{}, 1), dtmfClock: clock}
+}
+
+func (tc *twilioCall) streamSid() string {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.stream
+}
+
+// read is the call's reader: Twilio frames in, native messages to the
+// engine. Like text mode, it ignores what it cannot parse.
+func (tc *twilioCall) read(s *session) {
+	for {
+		typ, data, err := s.ws.ReadMessage()
+		if err != nil {
+			s.post(closedEvent{})
+			return
+		}
+		if typ != websocket.TextMessage {
+			continue
+		}
+		var m twIn
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		switch m.Event {
+		case "start":
+			if m.Start != nil {
+				if st, ok := tc.start(m.StreamSid, m.Start.StreamSid, m.Start.CallSid, m.Start.CustomParameters); ok {
+					s.post(frameEvent{msg: native.Message{Event: native.EventStart, Start: st}})
+				}
+			}
+		case "media":
+			if m.Media != nil && (m.Media.Track == "" || m.Media.Track == "inbound") {
+				tc.media(s, m.Media.Payload)
+			}
+		case "dtmf":
+			if m.DTMF != nil {
+				tc.digit(s, m.DTMF.Digit)
+			}
+		case "mark":
+			if m.Mark != nil {
+				tc.marked()
+			}
+		case "stop":
+			tc.flushDigits(s, -1)
+			s.post(frameEvent{msg: native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: "stop"}}})
+		}
+	}
+}
+
+// start turns Twilio's start into the engine's: the call's tools come in
+// customParameters; audio runs in real time (scale 1, no ack on the wire).
+func (tc *twilioCall) start(outer, inner, callSid string, params map[string]string) (*native.Start, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.started {
+		return nil, false
+	}
+	tc.started = true
+	tc.stream = inner
+	if tc.stream == "" {
+		tc.stream = outer
+	}
+	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
+		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken]}}
+	if st.CallID == "" {
+		st.CallID = callSid
+	}
+	if c := params[ParamToolsCatalog]; c != "" {
+		var cat []trace.ToolSpec
+		if json.Unmarshal([]byte(c), &cat) == nil {
+			st.Tools.Catalog = cat
+		}
+	}
+	for k, v := range params {
+		switch k {
+		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog:
+			continue
+		}
+		if st.CustomParameters == nil {
+			st.CustomParameters = map[string]string{}
+		}
+		st.CustomParameters[k] = v
+	}
+	tc.callID = st.CallID
+	return st, true
+}
+
+// media hears one media payload, frame by frame (a payload of any length
+// is cut into 20 ms frames in order, so frames stay aligned).
+func (tc *twilioCall) media(s *session, payload string) {
+	b, err := base64.StdEncoding.DecodeString(payload)
+	if err != nil || len(b) == 0 {
+		return
+	}
+	if !tc.hasStarted() {
+		return
+	}
+	tc.pend = append(tc.pend, b...)
+	for len(tc.pend) >= audio.FrameSamples {
+		for _, m := range tc.ear.push(tc.pend[:audio.FrameSamples]) {
+			s.post(frameEvent{msg: m})
+		}
+		tc.pend = tc.pend[audio.FrameSamples:]
+	}
+	if len(tc.pend) == 0 {
+		tc.pend = nil // let the array go
+	}
+}
+
+func (tc *twilioCall) hasStarted() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.started
+}
+
+// digit gathers keypad digits: Twilio sends one per frame, the engine
+// wants the sequence. "#" ends it at once, else a pause of DTMFGap.
+func (tc *twilioCall) digit(s *session, d string) {
+	tc.mu.Lock()
+	tc.digits += d
+	tc.dtmfGen++
+	gen := tc.dtmfGen
+	if tc.dtmfStop != nil {
+		tc.dtmfStop()
+	}
+	end := strings.HasSuffix(d, "#")
+	if !end {
+		tc.dtmfStop = tc.dtmfClock.AfterFunc(tc.cfg.DTMFGap, func() { tc.flushDigits(s, gen) })
+	}
+	tc.mu.Unlock()
+	if end {
+		tc.flushDigits(s, gen)
+	}
+}
+
+// flushDigits hands the digits gathered to the engine; gen -1 flushes
+// whatever is there, another gen only if no digit came since.
+func (tc *twilioCall) flushDigits(s *session, gen int) {
+	tc.mu.Lock()
+	if (gen >= 0 && gen != tc.dtmfGen) || tc.digits == "" {
+		tc.mu.Unlock()
+		return
+	}
+	d := tc.digits
+	tc.digits = ""
+	if tc.dtmfStop != nil {
+		tc.dtmfStop()
+		tc.dtmfStop = nil
+	}
+	tc.mu.Unlock()
+	s.post(frameEvent{msg: native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: d}}})
+}
+
+func (tc *twilioCall) marked() {
+	tc.mu.Lock()
+	tc.echoed++
+	tc.mu.Unlock()
+	select {
+	case tc.echo <- struct{}{}:
+	default:
+	}
+}
+
+// frames turns one engine message into Twilio frames; what Twilio has no
+// form for is dropped.
+func (tc *twilioCall) frames(m native.Message) []any {
+	switch m.Event {
+	case native.EventClear:
+		return []any{twClear{Event: "clear", StreamSid: tc.streamSid()}}
+	case native.EventHangup, native.EventTransfer:
+		return []any{hangupFrame{}}
+	}
+	return nil
+}
+
+// speak synthesizes one utterance in the agent's voice and queues it as
+// media chunks and a mark named id. It returns the audio's length (0 when
+// synthesis failed: the engine then keeps its text-mode word time).
+func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
+	pcm, err := tc.side.voice.Speech(s.ctx, text)
+	if err != nil {
+		tc.cfg.logf("call %s: cannot speak %q: %v", tc.callID, text, err)
+		return 0
+	}
+	sid := tc.streamSid()
+	ulaw := audio.EncodeMulaw(pcm)
+	chunk := max(audio.Samples(tc.cfg.Chunk), audio.FrameSamples)
+	for off := 0; off < len(ulaw); off += chunk {
+		end := min(off+chunk, len(ulaw))
+		s.queue(twMedia{Event: "media", StreamSid: sid, Media: twMediaOut{Payload: base64.StdEncoding.EncodeToString(ulaw[off:end])}})
+	}
+	s.queue(twMark{Event: "mark", StreamSid: sid, Mark: twMarkIn{Name: id}})
+	d := pcm.Duration()
+	tc.mu.Lock()
+	tc.sent++
+	now := time.Now()
+	if tc.playEnd.Before(now) {
+		tc.playEnd = now
+	}
+	tc.playEnd = tc.playEnd.Add(d)
+	tc.mu.Unlock()
+	return d
+}
+
+// waitPlayed waits until every mark sent has been echoed, or the audio
+// sent should have finished playing HangupWait ago, or the call ends.
+func (tc *twilioCall) waitPlayed(s *session) {
+	tc.mu.Lock()
+	deadline := tc.playEnd.Add(tc.cfg.HangupWait)
+	tc.mu.Unlock()
+	if now := time.Now(); deadline.Before(now) {
+		deadline = now.Add(tc.cfg.HangupWait)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		tc.mu.Lock()
+		done := tc.echoed >= tc.sent
+		tc.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-tc.echo:
+		case <-timer.C:
+			return
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// write is the call's writer. After the engine has stopped (the caller
+// sent stop) nothing more is written but the close.
+func (tc *twilioCall) write(s *session) {
+	dead := false
+	for f := range s.outbox {
+		if dead || s.ended.Load() {
+			continue
+		}
+		if _, ok := f.(hangupFrame); ok {
+			tc.waitPlayed(s)
+			_ = s.ws.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeWait))
+			_ = s.ws.Close() // the reader sees it and ends the call
+			dead = true
+			continue
+		}
+		_ = s.ws.SetWriteDeadline(time.Now().Add(writeWait))
+		if err := s.ws.WriteJSON(f); err != nil {
+			s.cancel()
+			dead = true
+		}
+	}
+	if !dead {
+		_ = s.ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(writeWait))
+	}
+}
+
+// finish stops the key timer and files what the ear heard.
+func (tc *twilioCall) finish() {
+	tc.mu.Lock()
+	if tc.dtmfStop != nil {
+		tc.dtmfStop()
+		tc.dtmfStop = nil
+	}
+	callID := tc.callID
+	tc.mu.Unlock()
+	st := tc.ear.snapshot()
+	st.CallID = callID
+	tc.side.record(st)
+	tc.cfg.logf("call %s: heard %d utterances (%d onsets), %d sounds, %d media frames, %d unmatched loud frames; index %d utterances",
+		callID, st.Finals(), st.Onsets, st.Sounds, st.Frames, st.Unmatched, st.Indexed)
+}
