@@ -3,6 +3,8 @@ package callsim
 import (
 	"context"
 	"time"
+
+	"github.com/callproof/callproof/trace"
 )
 
 // Voice is an optional Conn capability of audio dialects: the caller's
@@ -76,4 +78,25 @@ type TurnTaking struct {
 	// FalseYields counts clears the agent sent while the caller made only
 	// noise (no speech in progress).
 	FalseYields int `json:"false_yields,omitempty"`
+}
+
+// CallSetup is what a transport may tailor to one call.
+type CallSetup struct {
+	ID      string
+	Tools   []trace.ToolSpec
+	Records []trace.Record
+}
+
+// PerCall is an optional Transport capability: a transport set up for one
+// call — its recording's file, its recognizer's grammar (built from the
+// call's catalogue and records), its noise seed. The harness asks for one
+// per call when the transport has it.
+type PerCall interface {
+	ForCall(c CallSetup) Transport
+}
+
+// Recorded is an optional Conn capability: the file the call's audio was
+// written to when the connection closed ("" when none).
+type Recorded interface {
+	Recording() string
 }

@@ -200,6 +200,8 @@ type Result struct {
 	Lateness *Lateness
 	// Turns, for audio dialects: turn-taking as the audio showed it.
 	Turns *TurnTaking
+	// Recording is the file the call's audio went to, if any.
+	Recording string
 }
 
 // Options bound and tune the simulator. Zero values take the defaults.

@@ -170,6 +170,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	}
 	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
 	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
+	if rc, ok := conn.(Recorded); ok {
+		res.Recording = rc.Recording()
+	}
 	if tt, ok := conn.(TurnTaker); ok {
 		t := tt.TurnTaking()
 		res.Turns = &t

@@ -19,7 +19,9 @@ type Env struct {
 	Backend   *mockbackend.Server
 	Simulator *callsim.Simulator
 	Transport callsim.Transport
-	Clock     trace.Clock
+	// TransportName is recorded in call.start and the results' meta.json.
+	TransportName string
+	Clock         trace.Clock
 }
 
 // NewEnv starts the mock backend on loopback.
@@ -34,14 +36,15 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	return &Env{
 		Backend:   b,
 		Simulator: callsim.New(callsim.Options{Clock: o.Clock}),
-		Transport: &nativews.Transport{},
-		Clock:     o.Clock,
+		Transport:     &nativews.Transport{},
+		TransportName: "native",
+		Clock:         o.Clock,
 	}, nil
 }
 
 // Runner returns a runner wired to this environment.
 func (e *Env) Runner() *Runner {
-	return &Runner{Backend: e.Backend, Simulator: e.Simulator, Transport: e.Transport, Clock: e.Clock, TransportName: "native"}
+	return &Runner{Backend: e.Backend, Simulator: e.Simulator, Transport: e.Transport, Clock: e.Clock, TransportName: e.TransportName}
 }
 
 // Close stops the backend.

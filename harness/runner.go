@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -170,8 +171,12 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)
 	}
+	tr := r.Transport
+	if pc, ok := tr.(callsim.PerCall); ok {
+		tr = pc.ForCall(callsim.CallSetup{ID: id, Tools: c.Tools, Records: c.Records})
+	}
 	sc := callsim.Call{
-		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: r.Transport,
+		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: tr,
 		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
 		CustomParameters: c.CustomParameters,
 		Limits: callsim.Limits{
@@ -309,6 +314,10 @@ func Failed(scores []scorer.CallScore) []string {
 	return ids
 }
 
+// RecordingsDir is the folder of a results directory that holds the
+// calls' stereo recordings (audio dialects, with recording on).
+const RecordingsDir = "audio"
+
 // audioDiag turns what an audio dialect measured into the history's
 // record of it (nil for text calls).
 func audioDiag(res *callsim.Result) *trace.AudioDiag {
@@ -321,6 +330,9 @@ func audioDiag(res *callsim.Result) *trace.AudioDiag {
 	}
 	if t := res.Turns; t != nil {
 		d.Responses, d.Yields, d.BargeIns, d.FalseYields = t.Responses, t.Yields, t.BargeIns, t.FalseYields
+	}
+	if res.Recording != "" {
+		d.Recording = filepath.Join(RecordingsDir, filepath.Base(res.Recording))
 	}
 	return d
 }

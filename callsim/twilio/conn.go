@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -84,9 +86,37 @@ type Transport struct {
 	// RecordTo, when set, is where the call is written as a stereo WAV
 	// (caller left, agent right) when the connection closes.
 	RecordTo string
+
+	// Per call (see ForCall): RecordDir, when set, holds one recording per
+	// call, named after it; HearingFor builds the call's recognizer from
+	// its catalogue and records.
+	RecordDir  string
+	HearingFor func(c callsim.CallSetup) Hearer
 }
 
-var _ callsim.Transport = (*Transport)(nil)
+var (
+	_ callsim.Transport = (*Transport)(nil)
+	_ callsim.PerCall   = (*Transport)(nil)
+)
+
+// RecordingName is the file a call's recording gets in RecordDir.
+func RecordingName(callID string) string { return callID + ".wav" }
+
+// ForCall returns a copy of t set up for one call: its recording in
+// RecordDir, its recognizer from HearingFor, its own noise seed.
+func (t *Transport) ForCall(c callsim.CallSetup) callsim.Transport {
+	cp := *t
+	if t.RecordDir != "" {
+		cp.RecordTo = filepath.Join(t.RecordDir, RecordingName(c.ID))
+	}
+	if t.HearingFor != nil {
+		cp.Hearing = t.HearingFor(c)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(c.ID))
+	cp.Seed = t.Seed ^ int64(h.Sum64())
+	return &cp
+}
 
 // ErrFlood is returned by Recv when the agent queued more audio than
 // MaxQueuedAudio.
@@ -163,7 +193,7 @@ type Conn struct {
 	paceStop  chan struct{}
 	pending   sync.WaitGroup // transcriptions under way
 	waiting   atomic.Bool    // Recv is blocked on an empty inbox
-	lateNoted atomic.Bool
+	recorded  atomic.Bool
 
 	mu sync.Mutex // everything below
 	// The caller's side.
@@ -850,6 +880,15 @@ func (c *Conn) Lateness() callsim.Lateness {
 	return c.lat.summary()
 }
 
+// Recording is the stereo WAV written at Close ("" when none was asked
+// for or it could not be written).
+func (c *Conn) Recording() string {
+	if c.recorded.Load() {
+		return c.t.RecordTo
+	}
+	return ""
+}
+
 // TurnTaking reports the call's turn-taking as the audio showed it.
 func (c *Conn) TurnTaking() callsim.TurnTaking {
 	c.mu.Lock()
@@ -872,6 +911,8 @@ func (c *Conn) Close() error {
 		if c.t.RecordTo != "" {
 			if err := c.writeRecording(c.t.RecordTo); err != nil && c.closeErr == nil {
 				c.closeErr = err
+			} else if err == nil {
+				c.recorded.Store(true)
 			}
 		}
 	})

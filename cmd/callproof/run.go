@@ -14,6 +14,7 @@ import (
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+                    [--transport native|twilio] [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
        callproof run --resume DIR [--agent URL] [--concurrency N]
 
 Places one call per scenario against the agent and writes DIR as each call
@@ -21,6 +22,9 @@ completes. --out must be new or empty (--force replaces what is there).
 --rerun-failed places the failed and missing calls of an earlier run into a
 new --out; --resume places, in DIR itself, the planned calls that have no
 complete history (a run cut short, or cancelled with Ctrl-C).
+--transport twilio calls the agent as Twilio Media Streams does (audio,
+real time: --scale must stay 1); --record writes each call as a stereo WAV
+(caller left, agent right) into DIR/audio.
 
 exit: 0 the run completed (verdicts are in the table), 2 bad usage or input,
 3 broken run (a harness error), 4 cut short (interrupted: resume it)
@@ -33,6 +37,13 @@ type runPlan struct {
 	scale             float64
 	cases             []*scenarios.Compiled
 	resume            bool
+	audio             audioFlags
+}
+
+// audioFlags choose the wire dialect and, for audio, the caller's voice.
+type audioFlags struct {
+	transport, voice, cache string
+	record                  bool
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -47,8 +58,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	force := c.Bool("force", false, "write into a non-empty --out, replacing the run there")
 	conc := c.Int("concurrency", 8, "calls at once")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
+	var af audioFlags
+	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text) or twilio (Twilio Media Streams audio)")
+	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
+	c.StringVar(&af.cache, "speech-cache", "", "where synthesized caller speech is cached (default "+harness.DefaultSpeechCache()+")")
+	c.BoolVar(&af.record, "record", false, "audio: write each call as a stereo WAV into OUT/audio")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
+	}
+	if err := af.check(*scale); err != nil {
+		fmt.Fprintf(stderr, "callproof run: %v\n", err)
+		return exitUsage
 	}
 	if *conc < 1 {
 		fmt.Fprintf(stderr, "callproof run: --concurrency %d: want at least 1\n", *conc)
@@ -68,6 +88,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if p == nil {
 		fmt.Fprintf(stdout, "no failed or missing calls in %s: nothing to re-run\n", *rerun)
 		return exitOK
+	}
+	p.audio = af
+	if p.resume && p.audioFromMeta() != nil {
+		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
+		return exitUsage
 	}
 	return placeCalls(p, *conc, stdout, stderr)
 }
@@ -123,7 +148,7 @@ func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale fl
 // planResume reads a run's manifest: the resume runs what it planned, as
 // it planned it; only the agent's address may change.
 func planResume(c *cli, dir, agent string) (*runPlan, error) {
-	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force"} {
+	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force", "transport"} {
 		if c.set(f) {
 			return nil, fmt.Errorf("--resume takes the run's own settings from %s/%s: --%s cannot change them", dir, harness.MetaFile, f)
 		}
@@ -177,7 +202,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		res, err = harness.OpenResults(p.out)
 	} else {
-		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, Suite: p.suite, Seed: p.seed, TimeScale: p.scale, Calls: len(cases), Transport: "native", Planned: harness.Plan(cases)})
+		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, Suite: p.suite, Seed: p.seed, TimeScale: p.scale, Calls: len(cases), Transport: p.audio.name(), Planned: harness.Plan(cases)})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
@@ -192,6 +217,10 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	defer env.Close()
+	if err := p.audio.setUp(env, p.out); err != nil {
+		fmt.Fprintf(stderr, "callproof run: %v\n", err)
+		return exitBroken
+	}
 	r := env.Runner()
 	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
 	bar := newProgress(stderr)
