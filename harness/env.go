@@ -34,8 +34,8 @@ func NewEnv(o EnvOptions) (*Env, error) {
 		return nil, err
 	}
 	return &Env{
-		Backend:   b,
-		Simulator: callsim.New(callsim.Options{Clock: o.Clock}),
+		Backend:       b,
+		Simulator:     callsim.New(callsim.Options{Clock: o.Clock}),
 		Transport:     &nativews.Transport{},
 		TransportName: "native",
 		Clock:         o.Clock,
