@@ -108,6 +108,7 @@ func (s *session) run() {
 		s.handle(msg)
 	}
 	close(s.done)
+	s.close() // the runner's writes now fail at once instead of at their deadline
 	s.mu.Lock()
 	if s.active != nil {
 		s.active.stop("connection closed")
