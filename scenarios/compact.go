@@ -416,6 +416,23 @@ func script(pre []StepSpec, a StepSpec, challenge, post []StepSpec) []StepSpec {
 	return append(out, quiet, StepSpec{ID: "bye", Do: "hangup"})
 }
 
+// holdMax bounds a staged hold; releaseWait is how long the release waits
+// for the agent to cancel the held write before letting it through.
+const (
+	holdMax     = 5 * time.Second
+	releaseWait = 2 * time.Second
+)
+
+// release lets the held write through once the agent has had its chance
+// to withdraw it: on the agent's cancel of it (then the release is
+// moot), or releaseWait after the challenge. An ordering, not a margin: a
+// correct agent's cancel always comes first, however loaded the machine,
+// as long as it comes within releaseWait.
+func release(req request, after string) StepSpec {
+	return StepSpec{ID: "release", Do: "release", Hold: "h1",
+		On: &TriggerSpec{After: after, Event: string(trace.KindToolCancelled), Match: &Match{Tool: req.action}, Timeout: Duration(releaseWait)}}
+}
+
 // staged places a correction, negation or interruption at its stage.
 func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 	var pre, post []StepSpec
@@ -442,19 +459,19 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		ch.Required = true
 	case "after_tool_sent", "after_tool_started":
 		// The hold is armed before the request so the write cannot slip past.
-		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action}, Max: Duration(3 * time.Second)}}
+		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action}, Max: Duration(holdMax)}}
 		ch.On = &TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
-		post = []StepSpec{{ID: "release", Do: "release", Hold: "h1", On: &TriggerSpec{After: ch.ID, Delay: ms(600)}}}
+		post = []StepSpec{release(req, ch.ID)}
 	case "during_retry":
 		// The first write fails; the hold, armed before the request, lets
 		// that first try through and catches the retry; the correction
 		// lands while the retry is held, then the retry is released.
 		faults = []FaultSpec{{Kind: string(trace.FaultStatus), Status: 500, Times: 1, Delay: ms(300), Match: &Match{Tool: req.action}}}
-		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action, Skip: 1}, Max: Duration(3 * time.Second)}}
+		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action, Skip: 1}, Max: Duration(holdMax)}}
 		ch.On = &TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
-		post = []StepSpec{{ID: "release", Do: "release", Hold: "h1", On: &TriggerSpec{After: ch.ID, Delay: ms(600)}}}
+		post = []StepSpec{release(req, ch.ID)}
 	}
 	return script(pre, ask(req), []StepSpec{ch}, post), faults
 }

@@ -96,12 +96,14 @@ func compact(t *testing.T) compactValues {
 	require.Equal(t, trace.KindToolHeld, stepOf(t, sent, "correct").On.Event)
 	v.heldDelay = stepOf(t, sent, "correct").On.Delay
 	v.holdMax = stepOf(t, sent, "hold").Duration
-	v.release = stepOf(t, sent, "release").On.Delay
+	rel := stepOf(t, sent, "release").On
+	require.Equal(t, trace.KindToolCancelled, rel.Event, "the release waits for the agent's cancel")
+	v.release = rel.Timeout
 
 	retry := compileCase(t, "correction", "{field: order_number, initial_value: \"5590\", corrected_value: \"5599\", interrupt_stage: during_retry}")
 	require.Len(t, retry.Faults, 1)
 	v.retryStatus, v.retryTimes, v.retryDelay = retry.Faults[0].Status, retry.Faults[0].Times, retry.Faults[0].Delay
-	require.Equal(t, v.release, stepOf(t, retry, "release").On.Delay)
+	require.Equal(t, v.release, stepOf(t, retry, "release").On.Timeout)
 
 	barge := compileCase(t, "interruption", "{interrupt_stage: before_agent_finishes, invalidates: false}")
 	v.bargeDelay = stepOf(t, barge, "interrupt").On.Delay
@@ -197,10 +199,10 @@ func TestScenariosDocDefaults(t *testing.T) {
 		{"or after %s \\(script time\\) if none comes; `quiet` waits at most %s", []time.Duration{v.greeting, v.quietBound}},
 		{"compact scripts use %s", []time.Duration{v.quietBound}},
 		{"`during_tool_prep` \\| `agent.tool_intent`, fallback %s", []time.Duration{v.fallback}},
-		{"`after_tool_sent` \\| `tool.held` \\+ %s; required \\| hold `h1` on the action's tool \\(max %s\\) armed before `ask`; `release` h1 %s after the challenge",
+		{"`after_tool_sent` \\| `tool.held` \\+ %s; required \\| hold `h1` on the action's tool \\(max %s\\) armed before `ask`; `release` h1 on the agent's `tool.cancelled` of the action, or %s after the challenge",
 			[]time.Duration{v.heldDelay, v.holdMax, v.release}},
 		{"`during_retry` \\| `tool.held` \\(the retry\\) \\+ %s; required", []time.Duration{v.heldDelay}},
-		{"`release` %s after the correction", []time.Duration{v.release}},
+		{"`release` on the agent's cancel, or %s after the correction", []time.Duration{v.release}},
 		{"`before_agent_finishes` \\| silence step `landed` \\(0s\\) on `tool.committed` of the action; then the interruption on `agent.speech_start` \\+ %s after `landed`", []time.Duration{v.bargeDelay}},
 		{"cough, door, tv, music, traffic; %s\\) on `agent.speech_start` \\+ %s after `landed`", []time.Duration{v.noiseLen, v.noiseDelay}},
 	})
