@@ -1,0 +1,92 @@
+package hearing
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	g := BuildGrammar(bookingTools(), bookingRecords())
+	cases := []struct {
+		heard, text string
+		ents        []string
+		uncertain   bool
+	}{
+		{"booking four four seven one is rescheduled for wednesday december ninth at seven thirty p.m.",
+			"booking 4471 is rescheduled for wednesday december ninth at 7:30 pm", []string{"code:4471", "date:2026-12-09", "time:19:30"}, false},
+		{"booking four thousand four hundred seventy one has been cancelled", "booking 4471 has been cancelled", []string{"code:4471"}, false},
+		{"your booking five five nine oh is now set for a table for six", "your booking 5590 is now set for a table for 6", []string{"code:5590", "count:6"}, false},
+		{"i've placed a refund of forty five dollars fifty cents on booking four four one seven",
+			"i've placed a refund of $45.50 on booking 4417", []string{"amount:45.5", "code:4417"}, false},
+		{"i've booked a table for four on the third of december at eight p.m. under the name okafor",
+			"i've booked a table for 4 on the third of december at 8 pm under the name okafor", []string{"count:4", "date:2026-12-03", "time:20:00", "value:okafor"}, false},
+		{"refund of one hundred twenty dollars", "refund of $120", []string{"amount:120"}, false},
+		{"it is on friday now", "it is on friday now", []string{"date:wd:5"}, false},
+		{"quarter to eight in the evening", "quarter to 8 pm", []string{"time:19:45"}, false},
+		{"at seven thirty", "at 7:30", []string{"time:~7:30"}, false},
+		{"one moment please", "one moment please", nil, false},
+		{"moved it two wednesday", "moved it two wednesday", []string{"date:wd:3"}, true},
+		{"", "", nil, true},
+	}
+	for _, c := range cases {
+		h := g.Normalize(strings.Fields(c.heard))
+		var ents []string
+		for _, e := range h.Entities {
+			ents = append(ents, e.String())
+		}
+		if h.Text != c.text || !slices.Equal(ents, c.ents) || h.Uncertain != c.uncertain {
+			t.Errorf("Normalize(%q)\n got %q %v uncertain=%v (%s)\nwant %q %v uncertain=%v", c.heard, h.Text, ents, h.Uncertain, h.Why, c.text, c.ents, c.uncertain)
+		}
+	}
+}
+
+func TestGrammar(t *testing.T) {
+	g := BuildGrammar(bookingTools(), bookingRecords())
+	j := g.JSGF()
+	for _, want := range []string{"four four seven one", "four thousand four hundred seventy one", "<digit> <digit> <digit> <digit>", "okafor", "rescheduled", "p.m."} {
+		if !strings.Contains(j, want) {
+			t.Errorf("grammar lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(j, "\n") {
+		if strings.HasPrefix(line, "<word> =") {
+			for _, w := range strings.Fields(strings.NewReplacer("|", " ", ";", " ").Replace(strings.TrimPrefix(line, "<word> ="))) {
+				if numberWords()[w] && w != "one" {
+					t.Errorf("free vocabulary has number word %q: it must only appear inside entities", w)
+				}
+			}
+		}
+	}
+	if got := g.Codes(); !slices.Equal(got, []string{"4417", "4471", "5590"}) {
+		t.Errorf("codes = %v", got)
+	}
+	if o := BuildGrammar(orderTools(), nil).JSGF(); strings.Contains(o, "<VOID>") || strings.Contains(o, "<value>") {
+		t.Errorf("a grammar without text values must not reference <value>:\n%s", o)
+	}
+}
+
+func TestUpsample(t *testing.T) {
+	x := make([]int16, 400)
+	for i := range x {
+		x[i] = 1000
+	}
+	y := upsample2(x, 0)
+	if len(y) != 800 || y[400] != 1000 || y[401] < 990 || y[401] > 1010 {
+		t.Fatalf("a constant must stay constant: %d %d %d", len(y), y[400], y[401])
+	}
+	z := upsample2(x, 1) // zero-stuffing: the image doubles even samples, clears odd ones
+	if z[400] != 2000 || z[401] != 0 {
+		t.Fatalf("mirror: %d %d", z[400], z[401])
+	}
+}
+
+func TestParseTimes(t *testing.T) {
+	out := "<sil> 0.000 0.170 1.000000\ndone 0.180 0.520 1.000000\n(NULL) 0.520 0.520 1.000000\none(2) 1.880 2.190 1.000000\n[NOISE] 2 3 1\n</s> 3 3 1\n"
+	if got := parseTimes([]byte(out)); !slices.Equal(got, []string{"done", "one"}) {
+		t.Fatalf("parseTimes = %v", got)
+	}
+	if got := fliteToCMU("pau ow k ax f er pau \n"); got != "OW K AH F ER" {
+		t.Fatalf("fliteToCMU = %q", got)
+	}
+}

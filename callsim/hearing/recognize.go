@@ -1,0 +1,321 @@
+package hearing
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Debian's pocketsphinx 0.8 and pocketsphinx-en-us paths.
+const (
+	DefaultBin  = "pocketsphinx_continuous"
+	DefaultHMM  = "/usr/share/pocketsphinx/model/en-us/en-us"
+	DefaultDict = "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
+	// DefaultTimeout bounds one decoder run; a 10 s utterance decodes in
+	// about a second on one core.
+	DefaultTimeout = 30 * time.Second
+	// g2pTimeout bounds one flite run that spells out an unknown word.
+	g2pTimeout = 5 * time.Second
+)
+
+// Recognizer runs pocketsphinx_continuous on one utterance at a time. The
+// zero value uses Debian's paths. It is safe for concurrent use.
+type Recognizer struct {
+	Bin, HMM, Dict string
+	// Flite, when set, spells words the dictionary lacks (names in the
+	// records) with flite's letter-to-sound rules. "" looks flite up on
+	// PATH; "-" disables it (such words are then left out of the grammar).
+	Flite string
+	// Timeout bounds each program run; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Args are extra decoder flags (e.g. "-lw", "8"), for tuning.
+	Args []string
+
+	// mirror is the upsampler's image gain; 0 means defaultMirror. Tests
+	// set it to measure alternatives.
+	mirror float64
+
+	mu   sync.Mutex
+	dict map[string][]string // word → pronunciation lines, loaded once
+	g2p  map[string]string   // word → phones from flite ("" when it failed)
+}
+
+// Result is what the decoder heard.
+type Result struct {
+	Text string
+	// Confidence is 0: pocketsphinx 0.8 reports no usable posterior for
+	// grammar search (every word comes out at 1.0). Use Heard.Uncertain.
+	Confidence float64
+	Words      []string
+}
+
+// Recognize decodes 8 kHz mono 16-bit samples against g.
+func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Result, error) {
+	bin := r.Bin
+	if bin == "" {
+		bin = DefaultBin
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return Result{}, fmt.Errorf("hearing: %w", err) // wraps exec.ErrNotFound when it is missing
+	}
+	if len(pcm) == 0 {
+		return Result{}, nil
+	}
+	dict, err := r.dictionary()
+	if err != nil {
+		return Result{}, err
+	}
+	dir, err := os.MkdirTemp("", "hearing-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+
+	words := g.Words()
+	entries := r.pronounce(ctx, dict, words)
+	gram := g.render(func(w string) bool { _, ok := entries[w]; return ok })
+	var db strings.Builder
+	keys := make([]string, 0, len(entries))
+	for w := range entries {
+		keys = append(keys, w)
+	}
+	sort.Strings(keys)
+	for _, w := range keys {
+		for _, line := range entries[w] {
+			db.WriteString(line)
+			db.WriteByte('\n')
+		}
+	}
+	files := map[string][]byte{
+		"g.gram":   []byte(gram),
+		"g.dict":   []byte(db.String()),
+		"in.wav":   wav16k(upsample2(pcm, r.mirrorGain())),
+		"null.log": nil,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return Result{}, err
+		}
+	}
+	hmm := r.HMM
+	if hmm == "" {
+		hmm = DefaultHMM
+	}
+	args := []string{"-hmm", hmm, "-dict", filepath.Join(dir, "g.dict"), "-jsgf", filepath.Join(dir, "g.gram"),
+		"-infile", filepath.Join(dir, "in.wav"), "-samprate", "16000", "-time", "yes",
+		"-logfn", filepath.Join(dir, "null.log")}
+	args = append(args, decoderArgs(r.Args)...)
+	out, err := r.run(ctx, path, args...)
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "null.log"))
+		return Result{}, fmt.Errorf("hearing: pocketsphinx: %v: %s", err, lastLines(log, 3))
+	}
+	res := Result{Words: parseTimes(out)}
+	res.Text = strings.Join(res.Words, " ")
+	return res, nil
+}
+
+// defaultTuning are the decoder flags measured best for this grammar
+// (docs/PERFORMANCE.md): narrower beams than pocketsphinx's defaults cut
+// decoding time by about 2.7 with the same words heard.
+func defaultTuning() []string {
+	return []string{"-beam", "1e-30", "-pbeam", "1e-30", "-wbeam", "1e-20"}
+}
+
+// decoderArgs is the tuning with extra flags applied over it (the decoder
+// rejects a flag given twice).
+func decoderArgs(extra []string) []string {
+	var out []string
+	def := defaultTuning()
+	for i := 0; i+1 < len(def); i += 2 {
+		if !slices.Contains(extra, def[i]) {
+			out = append(out, def[i], def[i+1])
+		}
+	}
+	return append(out, extra...)
+}
+
+// defaultMirror: the image at full level (zero-stuffing) recognized best.
+const defaultMirror = 1.0
+
+func (r *Recognizer) mirrorGain() float64 {
+	if r.mirror != 0 {
+		return max(r.mirror, 0)
+	}
+	return defaultMirror
+}
+
+func (r *Recognizer) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
+}
+
+// run executes one bounded program and returns its stdout.
+func (r *Recognizer) run(ctx context.Context, path string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.WaitDelay = time.Second // do not wait on a stuck pipe after the kill
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%v after %v", ctx.Err(), r.timeout())
+		}
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// parseTimes reads -time yes output ("word start end prob" per line),
+// dropping silences, fillers and alternate-pronunciation marks.
+func parseTimes(out []byte) []string {
+	var words []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 4 {
+			continue
+		}
+		w := f[0]
+		if i := strings.IndexByte(w, '('); i > 0 {
+			w = w[:i]
+		}
+		if w == "" || strings.HasPrefix(w, "<") || strings.HasPrefix(w, "[") || strings.HasPrefix(w, "(") {
+			continue
+		}
+		words = append(words, w)
+	}
+	return words
+}
+
+// dictionary loads the pronunciation dictionary once per Recognizer.
+func (r *Recognizer) dictionary() (map[string][]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dict != nil {
+		return r.dict, nil
+	}
+	path := r.Dict
+	if path == "" {
+		path = DefaultDict
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hearing: dictionary: %w", err)
+	}
+	d := map[string][]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		w, _, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(w, '('); i > 0 {
+			w = w[:i]
+		}
+		d[w] = append(d[w], line)
+	}
+	r.dict = d
+	r.g2p = map[string]string{}
+	return d, nil
+}
+
+// pronounce returns dictionary lines for the words, spelling unknown ones
+// with flite when it can; words it cannot pronounce are absent.
+func (r *Recognizer) pronounce(ctx context.Context, dict map[string][]string, words []string) map[string][]string {
+	out := make(map[string][]string, len(words))
+	for _, w := range words {
+		if lines, ok := dict[w]; ok {
+			out[w] = lines
+			continue
+		}
+		if ph := r.spell(ctx, w); ph != "" {
+			out[w] = []string{w + " " + ph}
+		}
+	}
+	return out
+}
+
+// spell asks flite for a word's phones ("okafor" → "OW K AH F ER").
+func (r *Recognizer) spell(ctx context.Context, w string) string {
+	r.mu.Lock()
+	ph, done := r.g2p[w]
+	r.mu.Unlock()
+	if done {
+		return ph
+	}
+	if r.Flite != "-" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz'") == "" {
+		bin := r.Flite
+		if bin == "" {
+			bin = "flite"
+		}
+		if path, err := exec.LookPath(bin); err == nil {
+			ctx, cancel := context.WithTimeout(ctx, g2pTimeout)
+			out, err := exec.CommandContext(ctx, path, "-t", w, "-ps", "-o", "none").Output()
+			cancel()
+			if err == nil {
+				ph = fliteToCMU(string(out))
+			}
+		}
+	}
+	r.mu.Lock()
+	r.g2p[w] = ph
+	r.mu.Unlock()
+	return ph
+}
+
+// fliteToCMU maps flite's phone names onto the en-us model's set.
+func fliteToCMU(ps string) string {
+	var out []string
+	for _, p := range strings.Fields(ps) {
+		switch p {
+		case "pau", "h#", "brth":
+			continue
+		case "ax":
+			p = "ah"
+		case "axr":
+			p = "er"
+		}
+		out = append(out, strings.ToUpper(p))
+	}
+	return strings.Join(out, " ")
+}
+
+// wav16k wraps 16 kHz mono samples in a 44-byte WAV header, which is what
+// pocketsphinx_continuous checks for a .wav input.
+func wav16k(pcm []int16) []byte {
+	const rate = 16000
+	var b bytes.Buffer
+	n := uint32(2 * len(pcm))
+	b.WriteString("RIFF")
+	binary.Write(&b, binary.LittleEndian, 36+n)
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(2 * rate), uint16(2), uint16(16)} {
+		binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	binary.Write(&b, binary.LittleEndian, n)
+	binary.Write(&b, binary.LittleEndian, pcm)
+	return b.Bytes()
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}

@@ -1,0 +1,47 @@
+package hearing
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"testing"
+)
+
+// TestRecognize runs the real pipeline (flite → 8 kHz μ-law → pocketsphinx
+// → Normalize) on a few lines and holds the entity accuracy to a floor
+// below the measured one (docs/PERFORMANCE.md), so a regression in the
+// grammar, the upsampler or the decoder flags shows.
+func TestRecognize(t *testing.T) {
+	needTools(t)
+	samples := []sample{
+		{family: "bookings", text: "Booking 4 4 7 1 is rescheduled for Wednesday, December 9.", want: []Entity{{KindCode, "4471"}, {KindDate, "2026-12-09"}}},
+		{family: "bookings", text: "Your booking 5 5 9 0 has been cancelled.", want: []Entity{{KindCode, "5590"}}},
+		{family: "agents", text: "Done. Order 5 5 9 0 has been shipped.", want: []Entity{{KindCode, "5590"}}},
+	}
+	r := &Recognizer{}
+	hits, total := 0, 0
+	for _, s := range samples {
+		tools, recs := s.tools()
+		g := BuildGrammar(tools, recs)
+		res, err := r.Recognize(context.Background(), telephone(t, "rms", s.text), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := g.Normalize(res.Words)
+		hit, _ := score(s.want, h.Entities)
+		hits += hit
+		total += len(s.want)
+		t.Logf("%q → %q → %v", s.text, res.Text, h.Entities)
+	}
+	if float64(hits) < 0.5*float64(total) {
+		t.Errorf("entity accuracy %d/%d, floor 0.5", hits, total)
+	}
+}
+
+func TestRecognizeMissingDecoder(t *testing.T) {
+	r := &Recognizer{Bin: "no-such-pocketsphinx"}
+	_, err := r.Recognize(context.Background(), make([]int16, 800), BuildGrammar(nil, nil))
+	if !errors.Is(err, exec.ErrNotFound) {
+		t.Fatalf("err = %v, want exec.ErrNotFound", err)
+	}
+}
