@@ -3,6 +3,7 @@ package agents
 import (
 	"bytes"
 	"hash/maphash"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,8 +63,13 @@ const (
 const (
 	maxRefsPerFrame = 16 // a frame found in more places than this does not vote
 	maxHyps         = 64 // hypotheses kept per utterance
-	softChecks      = 4  // hypotheses a noisy frame is compared with
+	softChecks      = 8  // hypotheses a noisy frame is compared with
 	recentHit       = 2  // frames a still-running rival may go without a vote
+	lostFrames      = 50 // frames (1 s) without a vote that end an utterance
+	searchEvery     = 3  // unmatched loud frames per search under noise
+	searchKeep      = 2  // hypotheses a search adds
+	confirmVotes    = 6  // votes that make a hypothesis from a search speech
+	tentativeGap    = 10 // frames a hypothesis from a search may go unconfirmed
 )
 
 // cachedUtt is one utterance of the speech cache as the caller sends it.
@@ -72,6 +78,7 @@ type cachedUtt struct {
 	text      string
 	frames    [][]byte // μ-law, whole frames
 	loud      []bool
+	energy    []float64 // per frame, of the decoded samples
 	firstLoud int
 	lastLoud  int
 }
@@ -97,6 +104,9 @@ type speechIndex struct {
 	seen   map[string]bool // stems indexed, or found unreadable
 	utts   int
 	byHash map[uint64][]frameRef
+	// byLevel holds the loud frames by level (whole dB), for the search
+	// under noise.
+	byLevel map[int][]frameRef
 }
 
 func newSpeechIndex(dir string, floor float64, every time.Duration) *speechIndex {
@@ -107,7 +117,7 @@ func newSpeechIndex(dir string, floor float64, every time.Duration) *speechIndex
 		every = DefaultRescanEvery
 	}
 	return &speechIndex{dir: dir, floor: floor, every: every, seed: maphash.MakeSeed(),
-		seen: map[string]bool{}, byHash: map[uint64][]frameRef{}}
+		seen: map[string]bool{}, byHash: map[uint64][]frameRef{}, byLevel: map[int][]frameRef{}}
 }
 
 // lookup returns the cached frames equal to frame.
@@ -185,7 +195,9 @@ func (x *speechIndex) load(stem string) *cachedUtt {
 	}
 	u := &cachedUtt{key: stem, text: strings.TrimSuffix(string(txt), "\n"), frames: audio.MulawFrames(pcm), firstLoud: -1, lastLoud: -1}
 	u.loud = make([]bool, len(u.frames))
+	u.energy = make([]float64, len(u.frames))
 	for j, f := range u.frames {
+		u.energy[j] = frameEnergy(f)
 		if audio.LevelDBFS(audio.DecodeMulaw(f)) >= x.floor {
 			u.loud[j] = true
 			if u.firstLoud < 0 {
@@ -208,7 +220,90 @@ func (x *speechIndex) addLocked(u *cachedUtt) {
 		}
 		h := maphash.Bytes(x.seed, f)
 		x.byHash[h] = append(x.byHash[h], frameRef{u: u, j: j})
+		b := levelBin(u.energy[j])
+		x.byLevel[b] = append(x.byLevel[b], frameRef{u: u, j: j})
 	}
+}
+
+// mulawValue decodes one μ-law byte (a table of audio.DecodeMulaw).
+var mulawValue = func() (t [256]float64) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	for i, v := range audio.DecodeMulaw(all) {
+		t[i] = float64(v)
+	}
+	return t
+}()
+
+func frameEnergy(ulaw []byte) float64 {
+	var e float64
+	for _, c := range ulaw {
+		v := mulawValue[c]
+		e += v * v
+	}
+	return e
+}
+
+// levelBin is a frame's level in whole dB (of its energy per sample).
+func levelBin(energy float64) int {
+	if energy <= 0 {
+		return -200
+	}
+	return int(math.Floor(10 * math.Log10(energy/audio.FrameSamples/(32768*32768))))
+}
+
+// noisyMatch is a cached frame that explains most of a noisy frame.
+type noisyMatch struct {
+	ref   frameRef
+	ratio float64 // residual energy / frame energy
+}
+
+// search looks for the cached frames that explain most of a loud frame
+// nothing matched exactly (speech under noise): frames whose energy is
+// between half and a little over the frame's, whose subtraction leaves
+// less than half of it. It returns the k best.
+func (x *speechIndex) search(got []byte, k int) []noisyMatch {
+	eg := frameEnergy(got)
+	if eg <= 0 {
+		return nil
+	}
+	var g [audio.FrameSamples]float64
+	for i, c := range got[:audio.FrameSamples] {
+		g[i] = mulawValue[c]
+	}
+	lo, hi := levelBin(eg*0.45), levelBin(eg*1.3)
+	var best []noisyMatch
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for b := lo; b <= hi; b++ {
+		for _, r := range x.byLevel[b] {
+			es := r.u.energy[r.j]
+			if es < 0.45*eg || es > 1.3*eg {
+				continue
+			}
+			var er float64
+			limit := 0.5 * eg
+			for i, c := range r.u.frames[r.j] {
+				d := g[i] - mulawValue[c]
+				er += d * d
+				if er >= limit {
+					break
+				}
+			}
+			if er >= limit {
+				continue
+			}
+			m := noisyMatch{ref: r, ratio: er / eg}
+			best = append(best, m)
+			sort.Slice(best, func(a, b int) bool { return best[a].ratio < best[b].ratio })
+			if len(best) > k {
+				best = best[:k]
+			}
+		}
+	}
+	return best
 }
 
 // hyp is one hypothesis: utterance u started at stream frame d.
@@ -218,6 +313,9 @@ type hyp struct {
 	votes   int
 	exact   int // votes from frames found in the index
 	lastHit int // stream frame of the latest vote
+	// tentative: found by the search under noise and not yet confirmed
+	// by confirmVotes votes; it makes no onset.
+	tentative bool
 }
 
 func (h *hyp) end() int { return h.d + h.u.lastLoud }
@@ -259,7 +357,9 @@ type EarStats struct {
 	Sounds int // non-speech sounds (VAD onsets that matched no utterance)
 	// Unmatched counts loud frames that matched no utterance.
 	Unmatched int
-	Indexed   int // utterances in the index at the end of the call
+	// Searched counts hypotheses the search under noise proposed.
+	Searched int
+	Indexed  int // utterances in the index at the end of the call
 }
 
 // Finals is the number of utterances heard.
@@ -285,12 +385,14 @@ type ear struct {
 	speechID  string
 	onsetAt   int // stream frame of the onset
 	hyps      map[hypKey]*hyp
-	prevEnd   int // stream frame of the last final's last loud frame
+	prevEnd   int // stream frame before which no new utterance starts
+	lastVote  int // stream frame of the latest vote
 	nSpeech   int
 	soundOpen bool
 	soundID   string
 	nSound    int
 	runHits   bool // a frame of the current VAD run matched
+	unmatched int  // unmatched loud frames since the last search
 
 	stats EarStats
 }
@@ -339,18 +441,32 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		}
 		if !exactHit && !soft {
 			e.stats.Unmatched++
+			if !e.speaking {
+				e.searchNoisy(n, ulaw)
+			}
 		}
 	}
-	if exactHit {
+	confirmed := false
+	if !e.speaking {
+		confirmed = e.confirm(n)
+	}
+	if exactHit || confirmed {
 		e.runHits = true
 		if !e.speaking {
 			out = append(out, e.onset(n)...)
 		}
 	}
 
+	if exactHit || e.lastHitIs(n) {
+		e.lastVote = n
+	}
 	if e.speaking {
 		if best := e.leader(n); best != nil && n >= best.end() {
 			out = append(out, e.final(n, best, false, t0))
+		} else if n-e.lastVote > lostFrames {
+			// Nothing has matched for a while and no hypothesis can end:
+			// end the utterance with what is best, or unidentified.
+			out = append(out, e.final(n, e.best(), true, t0))
 		}
 	}
 	switch vev {
@@ -364,9 +480,7 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		}
 	case audio.VADOffset:
 		if e.speaking {
-			if best := e.leader(n); best != nil {
-				out = append(out, e.final(n, best, true, t0))
-			}
+			out = append(out, e.final(n, e.best(), true, t0))
 		}
 		out = append(out, e.endSound()...)
 		e.runHits = false
@@ -375,6 +489,50 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		e.runHits = false
 	}
 	return out
+}
+
+// searchNoisy runs the search under noise every searchEvery unmatched loud
+// frames, adding its best matches as tentative hypotheses.
+func (e *ear) searchNoisy(n int, ulaw []byte) {
+	e.unmatched++
+	if e.unmatched < searchEvery {
+		return
+	}
+	e.unmatched = 0
+	for _, m := range e.idx.search(ulaw, searchKeep) {
+		d := n - m.ref.j
+		if d+m.ref.u.firstLoud <= e.prevEnd {
+			continue
+		}
+		k := hypKey{m.ref.u, d}
+		if e.hyps[k] != nil {
+			continue
+		}
+		if len(e.hyps) >= maxHyps {
+			e.pruneHyps()
+		}
+		e.hyps[k] = &hyp{u: m.ref.u, d: d, votes: 1, lastHit: n, tentative: true}
+		e.stats.Searched++
+	}
+}
+
+// confirm drops the tentative hypotheses that stopped matching and
+// confirms those with enough votes; it reports whether one was confirmed.
+func (e *ear) confirm(n int) bool {
+	ok := false
+	for k, h := range e.hyps {
+		if !h.tentative {
+			continue
+		}
+		switch {
+		case h.votes >= confirmVotes:
+			h.tentative = false
+			ok = true
+		case n-h.lastHit > tentativeGap:
+			delete(e.hyps, k)
+		}
+	}
+	return ok
 }
 
 // vote counts exact hits (skipping placements that would start inside the
@@ -508,43 +666,64 @@ func (e *ear) leader(n int) *hyp {
 	return best
 }
 
+// lastHitIs reports whether any hypothesis got a vote at frame n.
+func (e *ear) lastHitIs(n int) bool {
+	for _, h := range e.hyps {
+		if h.lastHit == n && h.votes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// best is the hypothesis with the most votes, nil when there is none.
+func (e *ear) best() *hyp {
+	if r := e.ranked(); len(r) > 0 {
+		return r[0]
+	}
+	return nil
+}
+
 func (e *ear) onset(n int) []native.Message {
 	out := e.endSound()
 	e.nSpeech++
 	e.speechID = "u" + itoa(e.nSpeech)
 	e.speaking = true
 	e.onsetAt = n
+	e.lastVote = n
 	e.stats.Onsets++
 	return append(out, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: e.speechID, Phase: native.PhaseOnset}})
 }
 
+// final ends the utterance as best's text; a nil best (speech was heard
+// but no utterance could be told) gives an empty text.
 func (e *ear) final(n int, best *hyp, atOffset bool, t0 time.Time) native.Message {
-	u := best.u
-	loud := 0
-	for _, l := range u.loud {
-		if l {
-			loud++
+	h := HeardUtterance{ID: e.speechID, AtOffset: atOffset}
+	e.prevEnd = n
+	if best != nil {
+		u := best.u
+		for _, l := range u.loud {
+			if l {
+				h.LoudFrames++
+			}
 		}
+		h.Text = u.text
+		h.OnsetLatency = time.Duration(max(e.onsetAt-(best.d+u.firstLoud), 0)) * audio.FrameDuration
+		h.FinalLatency = time.Duration(max(n-best.end(), 0)) * audio.FrameDuration
+		h.Exact, h.Noisy = best.exact, best.votes-best.exact
+		// A next utterance starts after this one's last loud frame, or
+		// after now if this one was cut short.
+		e.prevEnd = min(best.end(), n)
 	}
-	e.stats.Heard = append(e.stats.Heard, HeardUtterance{
-		ID:           e.speechID,
-		Text:         u.text,
-		OnsetLatency: time.Duration(max(e.onsetAt-(best.d+u.firstLoud), 0)) * audio.FrameDuration,
-		FinalLatency: time.Duration(max(n-best.end(), 0)) * audio.FrameDuration,
-		LoudFrames:   loud,
-		Exact:        best.exact,
-		Noisy:        best.votes - best.exact,
-		AtOffset:     atOffset,
-		Processing:   time.Since(t0),
-	})
+	h.Processing = time.Since(t0)
+	e.stats.Heard = append(e.stats.Heard, h)
 	e.speaking = false
-	e.prevEnd = max(best.end(), n)
 	clear(e.hyps)
 	// The utterance is over: listen afresh, so a sound right after it is
 	// its own onset rather than part of the utterance's hangover.
 	e.vad.Reset()
 	e.runHits = false
-	return native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: e.speechID, Phase: native.PhaseFinal, Text: u.text}}
+	return native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: e.speechID, Phase: native.PhaseFinal, Text: h.Text}}
 }
 
 func (e *ear) endSound() []native.Message {

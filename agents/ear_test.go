@@ -250,9 +250,11 @@ func TestEarUnderNoise(t *testing.T) {
 		must  bool
 	}{
 		{1.0 / 3, -30, true},
-		{2.0 / 3, -30, false},
-		{1, -30, false},
+		{2.0 / 3, -30, true},
+		{1, -30, true},
 		{1.0 / 3, -20, false},
+		{1, -20, false},
+		{1, -15, false},
 	} {
 		said, got, st, noises := noisyRun(t, dir, tc.cover, tc.level)
 		right, wrong := inOrder(said, got)
@@ -292,7 +294,9 @@ func noisyRun(t *testing.T, dir string, cover, level float64) ([]string, []strin
 	return s.said, finals(out), st, s.noises
 }
 
-// TestEarNoiseAloneIsNotSpeech: every noise kind at -30 dBFS, alone.
+// TestEarNoiseAloneIsNotSpeech: every noise kind at -30 dBFS, alone, a
+// second of it; and 20 s of the continuous kinds at -30 and -15 dBFS, so
+// the search under noise has every chance to mistake them for speech.
 func TestEarNoiseAloneIsNotSpeech(t *testing.T) {
 	dir := speechFixture(t)
 	for i, kind := range audio.NoiseKinds() {
@@ -304,6 +308,16 @@ func TestEarNoiseAloneIsNotSpeech(t *testing.T) {
 		assert.Zero(t, countEvents(out, native.EventSpeech, native.PhaseOnset), kind)
 		assert.Equal(t, 1, st.Sounds, "%s: one sound", kind)
 		assert.Equal(t, st.Sounds, countEvents(out, native.EventSound, native.PhaseOffset), kind)
+	}
+	for _, kind := range []string{"tv", "hum"} {
+		for _, level := range []float64{-30, -15} {
+			var s stream
+			s.silence(20 * time.Second)
+			s.mix(t, kind, 0, 20*time.Second, level, 7)
+			out, st := hear(t, dir, audio.VADConfig{}, &s)
+			assert.Zero(t, countEvents(out, native.EventSpeech, native.PhaseOnset), "%s at %v dBFS", kind, level)
+			t.Logf("20 s of %s at %v dBFS: %d sounds, %d hypotheses searched, none confirmed", kind, level, st.Sounds, st.Searched)
+		}
 	}
 }
 
@@ -359,4 +373,22 @@ func inOrder(said, got []string) (right, wrong int) {
 		}
 	}
 	return right, wrong
+}
+
+// An utterance cut short (the caller stopped playing it) still ends, at
+// the detector's offset, with the text of what was being played; the
+// next utterance is heard from its own start.
+func TestEarCutShort(t *testing.T) {
+	dir := speechFixture(t)
+	var s stream
+	first := callerPCM(t, dir, callerPhrases[0])
+	s.silence(200 * time.Millisecond)
+	s.say(callerPhrases[0], first[:len(first)/2/audio.FrameSamples*audio.FrameSamples])
+	s.silence(time.Second)
+	s.say(callerPhrases[3], callerPCM(t, dir, callerPhrases[3]))
+	out, st := hear(t, dir, audio.VADConfig{}, &s)
+	assert.Equal(t, s.said, finals(out))
+	require.Len(t, st.Heard, 2)
+	assert.True(t, st.Heard[0].AtOffset)
+	assert.False(t, st.Heard[1].AtOffset)
 }

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -141,8 +142,17 @@ type Running struct {
 // Close is called.
 func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 	if cfg.Audio != nil {
-		if _, err := newAudioSide(*cfg.Audio); err != nil {
+		// Fail now on a bad voice or cache rather than on the first call;
+		// this also puts the greeting in the agent's speech cache.
+		a, err := newAudioSide(*cfg.Audio)
+		if err != nil {
 			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err = a.voice.Speech(wctx, greeting)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("agents: audio mode: %w", err)
 		}
 	}
 	var lc net.ListenConfig

@@ -58,9 +58,11 @@ const (
 )
 
 // DefaultAgentVoice is the reference agents' own voice in audio mode: a
-// flite voice other than the caller's (audio.DefaultVoice), so a recording
-// tells the two apart; chosen by how well the harness's recognizer hears
-// it through μ-law (see AudioConfig.Voice).
+// 16 kHz flite voice other than the caller's (audio.DefaultVoice, kal16),
+// so a recording tells the two apart and the harness's recognizer is not
+// tuned to one voice by accident. Change it with AudioConfig.Voice (or
+// `callproof agent --voice`) if the voice measurements
+// (callsim/audio TestVoiceQuality) favour another.
 const DefaultAgentVoice = "flite/rms"
 
 // Audio mode defaults.

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -379,5 +383,75 @@ func TestAudioWireFrames(t *testing.T) {
 			assert.True(t, websocket.IsCloseError(err, websocket.CloseNormalClosure) || strings.Contains(err.Error(), "EOF"), "closed: %v", err)
 			break
 		}
+	}
+}
+
+// Hangup in audio mode waits for the caller to have played the last
+// utterance (its mark echoed), then closes the WebSocket.
+func TestAudioHangupWaitsForLastMark(t *testing.T) {
+	dir := speechFixture(t)
+	side, err := newAudioSide(AudioConfig{SpeechCache: dir, VoiceCache: filepath.Join(dir, "agent")})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		tc := newTwilioCall(side, SystemClock{})
+		s := &session{ctx: ctx, cancel: cancel, ws: ws, inbox: make(chan any, 64), outbox: make(chan any, 256), tw: tc}
+		readerDone := make(chan struct{})
+		go func() { defer close(readerDone); tc.read(s) }()
+		writerDone := make(chan struct{})
+		go func() { defer close(writerDone); tc.write(s) }()
+		for ev := range s.inbox { // wait for start
+			if f, ok := ev.(frameEvent); ok && f.msg.Event == native.EventStart {
+				break
+			}
+		}
+		tc.speak(s, "a1", "Okay.")
+		s.send(native.Message{Event: native.EventState, State: &native.State{Version: 1}}) // no Twilio form
+		s.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done"}})
+		close(s.outbox)
+		<-writerDone
+		<-readerDone
+		_ = ws.Close()
+	}))
+	defer srv.Close()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	require.NoError(t, err)
+	defer ws.Close()
+	require.NoError(t, ws.WriteJSON(map[string]any{"event": "start", "streamSid": "MZ9", "start": map[string]any{"streamSid": "MZ9"}}))
+	var events []string
+	for {
+		var m struct {
+			Event string `json:"event"`
+		}
+		require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+		require.NoError(t, ws.ReadJSON(&m))
+		events = append(events, m.Event)
+		if m.Event == "mark" {
+			break
+		}
+	}
+	assert.Equal(t, "media", events[0])
+	// Not closed before the echo.
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(300*time.Millisecond)))
+	_, _, err = ws.ReadMessage()
+	require.Error(t, err)
+	var ne net.Error
+	require.True(t, errors.As(err, &ne) && ne.Timeout(), "still open: %v", err)
+	// gorilla/websocket cannot read again after a timeout: echo on a
+	// fresh write and watch the server side end instead.
+	echoed := time.Now()
+	require.NoError(t, ws.WriteJSON(map[string]any{"event": "mark", "streamSid": "MZ9", "mark": map[string]string{"name": "a1"}}))
+	select {
+	case <-done:
+		assert.Less(t, time.Since(echoed), time.Second, "closed on the echo, not at the bound")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the agent did not close after the last mark")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/callproof/callproof/agents"
@@ -20,7 +21,11 @@ func (f *flawList) String() string     { return strings.Join(*f, ",") }
 func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")...); return nil }
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
-	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n\nServes a reference agent over the native WebSocket protocol.\nflaws:"
+	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n" +
+		"                                      [--transport native|twilio] [--speech-cache DIR] [--voice ENGINE/VOICE]\n\n" +
+		"Serves a reference agent over the native WebSocket protocol, or with\n" +
+		"--transport twilio as a Twilio Media Streams bot (audio; its ear is a\n" +
+		"scripted fake that identifies the caller's utterances in the speech cache).\nflaws:"
 	for _, f := range agents.AllFlaws() {
 		head += " " + string(f)
 	}
@@ -29,6 +34,9 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	var with, without flawList
 	c.Var(&with, "with", "switch a flaw on (repeatable)")
 	c.Var(&without, "without", "switch a flaw off (repeatable)")
+	transport := c.String("transport", "native", "wire protocol: native (JSON text) or twilio (Twilio Media Streams audio)")
+	speechCache := c.String("speech-cache", "", "twilio: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
+	voice := c.String("voice", "", "twilio: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
 	if wantsHelp(args) {
 		return c.help()
 	}
@@ -68,6 +76,29 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			cfg.Flaws[f] = set.on
 		}
 	}
+	mode := ""
+	switch *transport {
+	case "native":
+		if *speechCache != "" || *voice != "" {
+			fmt.Fprintln(stderr, "callproof agent: --speech-cache and --voice are for audio: add --transport twilio")
+			return exitUsage
+		}
+	case "twilio":
+		dir := *speechCache
+		if dir == "" {
+			dir = agents.DefaultSpeechCache()
+		}
+		var mu sync.Mutex
+		cfg.Audio = &agents.AudioConfig{SpeechCache: dir, Voice: *voice, Logf: func(format string, a ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "agent %s: "+format+"\n", append([]any{name}, a...)...)
+		}}
+		mode = " (Twilio Media Streams, audio; speech cache " + dir + ")"
+	default:
+		fmt.Fprintf(stderr, "callproof agent: --transport %q: want native or twilio\n", *transport)
+		return exitUsage
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	running, err := agents.Start(ctx, cfg, *listen)
@@ -75,7 +106,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof agent: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "agent %s listening on %s\n", name, running.URL)
+	fmt.Fprintf(stdout, "agent %s listening on %s%s\n", name, running.URL, mode)
 	<-ctx.Done()
 	running.Close()
 	return exitOK
