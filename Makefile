@@ -3,7 +3,7 @@
 #   make test   every test, with the race detector
 GO ?= go
 
-.PHONY: demo test build bench vet fmt fuzz mutation
+.PHONY: demo test deps build bench vet fmt fuzz mutation
 
 demo:
 	$(GO) run ./cmd/callproof demo
@@ -14,7 +14,14 @@ demo:
 # The calibration step re-scores the bookings family's recorded calls
 # (testkit/bookings, never the reference agents) and demands 100 %
 # agreement with the hand labels and no false pass (docs/SCORING.md).
-test:
+# The tools the audio tests use, installed where missing: Debian's flite,
+# espeak-ng and pocketsphinx (scripts/install-speech.sh) and the pinned
+# npm packages of the third-party agent (scripts/install-node-agents.sh).
+deps:
+	./scripts/install-speech.sh
+	./scripts/install-node-agents.sh
+
+test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
 	$(GO) run ./cmd/callproof calibrate --min-agreement 1 testdata/calibration/labels.yaml testdata/calibration/run
