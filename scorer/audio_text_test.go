@@ -43,3 +43,35 @@ func TestTextAfterEndBelongsToItsUtterance(t *testing.T) {
 	assert.Equal(t, BucketEarlyConfirmation, got.Primary)
 	assert.Equal(t, want.Primary, got.Primary)
 }
+
+// A transcript the recognizer could not vouch for never decides the
+// confirmation axis: it is unknown (insufficient evidence), not a pass
+// and not a fail, and its words name no values.
+func TestUnclearTranscriptIsUndecided(t *testing.T) {
+	build := func(text string) *trace.History {
+		b := newCall("audio-unclear", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speak("a1", text)
+		return b.done()
+	}
+	clear := Score(build("Done. Order 5590 now has quantity 2."))
+	assert.Equal(t, "pppppp", vector(clear))
+	for _, text := range []string{
+		trace.UnclearText + " Done. Order 5590 now has quantity 2.",
+		trace.UnclearText + " Done. Order 5590 now has quantity 3.",
+		trace.UnclearText + " moved it two wednesday",
+	} {
+		got := Score(build(text))
+		assert.Equal(t, "pppppu", vector(got), text)
+		axisSays(t, text, got, ConfirmationMatchesBackend, Unknown, InsufficientEvidence)
+		assert.False(t, got.Integrity, text)
+	}
+	lx := newLexicon(orderTools)
+	f := lx.read(trace.UnclearText + " order 5590 now has quantity 3")
+	assert.Equal(t, claimUndecided, f.claim)
+	assert.Empty(t, f.values(classID))
+	assert.Empty(t, f.values(classCount))
+	assert.Equal(t, "order 5590 now has quantity 3", f.text)
+}

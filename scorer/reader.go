@@ -296,6 +296,11 @@ func keyWordsOf(arg string) string {
 // read takes the claim, the values and the wait or question cues from one
 // utterance (docs/SCORING.md, "Claim reader").
 func (lx *lexicon) read(s string) facts {
+	if rest, ok := strings.CutPrefix(s, trace.UnclearText); ok {
+		// A transcript the recognizer could not vouch for decides nothing:
+		// no claim, no values.
+		return facts{text: textFormOf(tokens(rest)), claim: claimUndecided, why: "the words were transcribed from audio and the recognizer could not vouch for them"}
+	}
 	var f facts
 	var claims []claim
 	var ctexts, all []string

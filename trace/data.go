@@ -46,6 +46,12 @@ type CallEnd struct {
 	Audio *AudioDiag `json:"audio,omitempty"`
 }
 
+// UnclearText starts the recorded text of an agent utterance that was
+// transcribed from audio by a recognizer that could not vouch for the
+// words: the scorer reads such an utterance as an undecided claim and
+// takes no values from it.
+const UnclearText = "[unclear]"
+
 // AudioDiag is an audio call's timing, measured on the call's 20 ms frame
 // clock (real time). Diagnostics, never verdicts.
 type AudioDiag struct {

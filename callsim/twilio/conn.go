@@ -21,6 +21,7 @@ import (
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // Speech gives the caller's words as audio; *audio.Cache is one.
@@ -37,8 +38,8 @@ type Hearer interface {
 }
 
 // UncertainMarker starts the recorded text of an utterance the recognizer
-// could not vouch for.
-const UncertainMarker = "[unclear]"
+// could not vouch for (trace.UnclearText).
+const UncertainMarker = trace.UnclearText
 
 // Defaults for Transport.
 const (
