@@ -1,12 +1,14 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/hearing"
 	"github.com/callproof/callproof/callsim/twilio"
 )
 
@@ -60,7 +62,27 @@ func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
 	}, nil
 }
 
-// DefaultHearing is the recognizer the CLI uses for agents that send only
-// audio. Until one is wired, agent utterances are timed but not
-// transcribed.
-func DefaultHearing() func(callsim.CallSetup) twilio.Hearer { return nil }
+// DefaultHearing is the recognizer of agent speech for agents that send
+// only audio: Debian's pocketsphinx, one recognizer shared by every call,
+// each call with a grammar built from its own catalogue and records.
+func DefaultHearing() func(callsim.CallSetup) twilio.Hearer {
+	r := &hearing.Recognizer{}
+	return func(c callsim.CallSetup) twilio.Hearer {
+		return &grammarHearer{r: r, g: hearing.BuildGrammar(c.Tools, c.Records)}
+	}
+}
+
+// grammarHearer hears one call's agent.
+type grammarHearer struct {
+	r *hearing.Recognizer
+	g *hearing.Grammar
+}
+
+func (h *grammarHearer) Hear(ctx context.Context, pcm audio.PCM) (string, bool, error) {
+	res, err := h.r.Recognize(ctx, pcm, h.g)
+	if err != nil {
+		return "", true, err
+	}
+	heard := h.g.Normalize(res.Words)
+	return heard.Text, heard.Uncertain, nil
+}
