@@ -220,6 +220,7 @@ type Conn struct {
 	dry      int // ticks in a row with no agent audio to play
 	tick     int // the frame clock: the tick being played
 	turns    *turns
+	echoes   []Echo // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 
@@ -595,6 +596,7 @@ func (c *Conn) enqueue(ulaw []byte) error {
 func (c *Conn) placeMark(name string) {
 	c.mu.Lock()
 	if len(c.queue) == 0 {
+		c.logEchoLocked(name, c.queued, false)
 		c.mu.Unlock()
 		c.echo([]string{name})
 		return
@@ -607,12 +609,13 @@ func (c *Conn) placeMark(name string) {
 // Twilio does; the agent's utterance in progress stops here.
 func (c *Conn) clear() {
 	c.mu.Lock()
-	c.queue = c.queue[:0]
-	c.played = c.queued
 	names := make([]string, 0, len(c.marks))
 	for _, m := range c.marks {
 		names = append(names, m.name)
+		c.logEchoLocked(m.name, m.at, true)
 	}
+	c.queue = c.queue[:0]
+	c.played = c.queued
 	c.marks = c.marks[:0]
 	var fs []callsim.Frame
 	id := c.uttID()
@@ -759,6 +762,7 @@ func (c *Conn) playFrame(at time.Duration) {
 	c.played += int64(k)
 	for len(c.marks) > 0 && c.marks[0].at <= c.played {
 		reached = append(reached, c.marks[0].name)
+		c.logEchoLocked(c.marks[0].name, c.marks[0].at, false)
 		c.marks = c.marks[1:]
 	}
 	pcm := audio.DecodeMulaw(ulaw)
@@ -872,6 +876,41 @@ func (c *Conn) Flush(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxEchoes bounds the marks Echoes keeps (the first ones of the call).
+const maxEchoes = 10000
+
+// Echo is a mark the caller echoed back to the agent.
+type Echo struct {
+	Name string
+	// Offset is where the mark sat in the agent's audio: bytes of μ-law
+	// (8 per ms) the agent had queued before it, counted from the call's
+	// first media frame.
+	Offset int64
+	// Played is where playout was when the mark was echoed, on the same
+	// scale: Offset or more when playout reached it; less for a mark
+	// flushed by a clear (Cleared), where it is what was heard before the
+	// clear dropped the rest (a clear moves playout to the end of what
+	// was queued).
+	Played  int64
+	Cleared bool      // echoed at a clear, before playout reached it
+	Tick    int       // the frame clock's tick (20 ms each) it was echoed at
+	Time    time.Time // when it was echoed (wall clock)
+}
+
+// Echoes lists the marks echoed so far, in order (the first 10,000):
+// a read-only record of what the agent was told had been played.
+func (c *Conn) Echoes() []Echo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Echo(nil), c.echoes...)
+}
+
+func (c *Conn) logEchoLocked(name string, offset int64, cleared bool) {
+	if len(c.echoes) < maxEchoes {
+		c.echoes = append(c.echoes, Echo{Name: name, Offset: offset, Played: c.played, Cleared: cleared, Tick: c.tick, Time: time.Now()})
+	}
 }
 
 // Lateness reports how late the caller's frames went out.

@@ -314,6 +314,29 @@ func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
 	defer cancel()
 	_, err := c.Recv(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// Echoes records each echo where its mark sat and where playout was:
+	// m1 at 1 s, m2 at 1.4 s, idle at once, m3 flushed by the clear with
+	// only part of its 3 s heard.
+	es := c.Echoes()
+	require.Len(t, es, 4)
+	const ms = 8 // μ-law bytes per ms
+	for i, want := range []struct {
+		name    string
+		offset  int64
+		cleared bool
+	}{{"m1", 1000 * ms, false}, {"m2", 1400 * ms, false}, {"idle", 1400 * ms, false}, {"m3", 4400 * ms, true}} {
+		assert.Equal(t, want.name, es[i].Name)
+		assert.Equal(t, want.offset, es[i].Offset, want.name)
+		assert.Equal(t, want.cleared, es[i].Cleared, want.name)
+		if !want.cleared {
+			assert.Equal(t, es[i].Offset, es[i].Played, "%s: echoed when playout reached it", want.name)
+		}
+	}
+	heard := es[3].Played - 1400*ms
+	assert.Greater(t, heard, int64(200*ms), "m3: some of the 3 s was played before the clear")
+	assert.Less(t, heard, int64(1500*ms), "m3: the clear dropped the rest")
+	assert.Greater(t, es[3].Tick, es[1].Tick)
 }
 
 func TestFlushDeliversTheLastTranscript(t *testing.T) {
