@@ -37,14 +37,26 @@ import (
 //     not: they are alike across utterances).
 //   - A loud frame that arrives is looked up. A hit on frame j of
 //     utterance U at stream frame n is a vote for the hypothesis "U started
-//     at stream frame n-j". A frame mixed with noise misses the index; it
-//     still votes for a hypothesis already held when subtracting that
-//     hypothesis's expected frame removes most of its energy (the rest is
-//     the noise), so noise over part of an utterance does not break it.
+//     at stream frame n-j". Utterances that share words share frames
+//     (flite says a shared opening identically), so one frame may vote for
+//     several hypotheses.
+//   - A frame mixed with noise misses the index; it still votes for a
+//     hypothesis already held when subtracting that hypothesis's expected
+//     frame removes most of its energy (the rest is the noise). When no
+//     hypothesis is held (noise over the utterance's start, or over all of
+//     it), every third such frame is searched for among the cached frames
+//     of about its energy by the same test; a hypothesis found that way
+//     becomes speech after six votes.
+//   - Noise can hide speech but not remove it: a frame a hypothesis expects
+//     loud that arrives far quieter counts against it. That is how a
+//     shorter utterance is told from a longer one that opens the same way.
 //   - The first hit is the speech onset (barge-in needs it at once); the
-//     final, with the cached text, comes when the leading hypothesis's last
-//     loud frame has arrived, or at the detector's offset if that is
-//     sooner.
+//     final, with the cached text, comes when the best hypothesis's last
+//     loud frame has arrived. A rival with another text that scores as well
+//     and ends later is waited for; if the two cannot be told apart (the
+//     words that differ were masked), the final has no text: the ear says
+//     it did not catch it rather than guess. The detector's offset ends an
+//     utterance too (cut short).
 //   - An energy VAD (audio.VAD) runs beside it: an onset whose frames match
 //     nothing is a non-speech sound (kind "noise"), which ends at the
 //     offset or when speech is matched.
@@ -64,7 +76,8 @@ const (
 	maxRefsPerFrame = 16 // a frame found in more places than this does not vote
 	maxHyps         = 64 // hypotheses kept per utterance
 	softChecks      = 8  // hypotheses a noisy frame is compared with
-	recentHit       = 2  // frames a still-running rival may go without a vote
+	missWeight      = 3  // votes one contradiction costs
+	missFloorDBFS   = -40
 	lostFrames      = 50 // frames (1 s) without a vote that end an utterance
 	searchEvery     = 3  // unmatched loud frames per search under noise
 	searchKeep      = 2  // hypotheses a search adds
@@ -313,12 +326,16 @@ type hyp struct {
 	votes   int
 	exact   int // votes from frames found in the index
 	lastHit int // stream frame of the latest vote
+	misses  int // frames expected loud that arrived far quieter
 	// tentative: found by the search under noise and not yet confirmed
 	// by confirmVotes votes; it makes no onset.
 	tentative bool
 }
 
 func (h *hyp) end() int { return h.d + h.u.lastLoud }
+
+// score weighs votes against contradictions.
+func (h *hyp) score() int { return h.votes - missWeight*h.misses }
 
 type hypKey struct {
 	u *cachedUtt
@@ -457,16 +474,16 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		}
 	}
 
+	e.contradict(n, ulaw)
 	if exactHit || e.lastHitIs(n) {
 		e.lastVote = n
 	}
 	if e.speaking {
-		if best := e.leader(n); best != nil && n >= best.end() {
+		if best, ready := e.decide(n, false); ready {
 			out = append(out, e.final(n, best, false, t0))
-		} else if n-e.lastVote > lostFrames {
-			// Nothing has matched for a while and no hypothesis can end:
-			// end the utterance with what is best, or unidentified.
-			out = append(out, e.final(n, e.best(), true, t0))
+		} else if len(e.hyps) == 0 && n-e.lastVote > lostFrames {
+			// Speech that matches nothing any more: end it, unidentified.
+			out = append(out, e.final(n, nil, true, t0))
 		}
 	}
 	switch vev {
@@ -480,7 +497,8 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		}
 	case audio.VADOffset:
 		if e.speaking {
-			out = append(out, e.final(n, e.best(), true, t0))
+			best, _ := e.decide(n, true)
+			out = append(out, e.final(n, best, true, t0))
 		}
 		out = append(out, e.endSound()...)
 		e.runHits = false
@@ -500,19 +518,27 @@ func (e *ear) searchNoisy(n int, ulaw []byte) {
 	}
 	e.unmatched = 0
 	for _, m := range e.idx.search(ulaw, searchKeep) {
-		d := n - m.ref.j
-		if d+m.ref.u.firstLoud <= e.prevEnd {
+		// Utterances that share words share frames: every cached frame
+		// equal to the one found is as likely.
+		refs := e.idx.lookup(m.ref.u.frames[m.ref.j])
+		if len(refs) > maxRefsPerFrame {
 			continue
 		}
-		k := hypKey{m.ref.u, d}
-		if e.hyps[k] != nil {
-			continue
+		for _, r := range refs {
+			d := n - r.j
+			if d+r.u.firstLoud <= e.prevEnd {
+				continue
+			}
+			k := hypKey{r.u, d}
+			if e.hyps[k] != nil {
+				continue
+			}
+			if len(e.hyps) >= maxHyps {
+				e.pruneHyps()
+			}
+			e.hyps[k] = &hyp{u: r.u, d: d, votes: 1, lastHit: n, tentative: true}
+			e.stats.Searched++
 		}
-		if len(e.hyps) >= maxHyps {
-			e.pruneHyps()
-		}
-		e.hyps[k] = &hyp{u: m.ref.u, d: d, votes: 1, lastHit: n, tentative: true}
-		e.stats.Searched++
 	}
 }
 
@@ -613,7 +639,7 @@ func residualMatch(got, want audio.PCM) bool {
 	return eg > 0 && er < 0.5*eg
 }
 
-// ranked lists the hypotheses, most votes first (then most recent hit,
+// ranked lists the hypotheses, best score first (then most recent hit,
 // then the earliest start), so the order never depends on map order.
 func (e *ear) ranked() []*hyp {
 	out := make([]*hyp, 0, len(e.hyps))
@@ -623,8 +649,8 @@ func (e *ear) ranked() []*hyp {
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		switch {
-		case x.votes != y.votes:
-			return x.votes > y.votes
+		case x.score() != y.score():
+			return x.score() > y.score()
 		case x.lastHit != y.lastHit:
 			return x.lastHit > y.lastHit
 		case x.d != y.d:
@@ -642,28 +668,52 @@ func (e *ear) pruneHyps() {
 	}
 }
 
-// leader is the hypothesis to finalize at frame n, or nil while a rival
-// that is still being heard (voted for in the last frames, ending later)
-// has as many votes: an utterance that shares its opening with a longer
-// one is not cut short.
-func (e *ear) leader(n int) *hyp {
+// contradict counts, for each hypothesis, the frames it expects loud that
+// arrive far quieter: noise can hide speech but never remove it, so such
+// a frame says the hypothesis is wrong (a rival sharing its opening, or an
+// utterance longer than the one played).
+func (e *ear) contradict(n int, ulaw []byte) {
+	if len(e.hyps) == 0 {
+		return
+	}
+	eg := frameEnergy(ulaw)
+	for _, h := range e.hyps {
+		j := n - h.d
+		if j < 0 || j >= len(h.u.frames) || !h.u.loud[j] {
+			continue
+		}
+		if es := h.u.energy[j]; eg < es/4 && levelBin(es) >= missFloorDBFS {
+			h.misses++
+		}
+	}
+}
+
+// decide picks the utterance heard: the best-scoring hypothesis once its
+// last loud frame has arrived, unless a rival with another text scores as
+// well and ends later (wait for it), or ends no later (ambiguous: nil).
+// With now (the detector's offset), it decides at once: ambiguous is nil.
+func (e *ear) decide(n int, now bool) (*hyp, bool) {
 	r := e.ranked()
 	if len(r) == 0 {
-		return nil
+		return nil, now
 	}
 	best := r[0]
-	if n < best.end() {
-		return best
+	if !now && n < best.end() {
+		return nil, false
 	}
 	for _, h := range r[1:] {
-		if h.votes < best.votes {
+		if h.score() < best.score() {
 			break
 		}
-		if h.u.text != best.u.text && h.end() > n && h.lastHit >= n-recentHit {
-			return nil
+		if h.u.text == best.u.text {
+			continue
 		}
+		if !now && h.end() > n {
+			return nil, false
+		}
+		return nil, true
 	}
-	return best
+	return best, true
 }
 
 // lastHitIs reports whether any hypothesis got a vote at frame n.
@@ -674,14 +724,6 @@ func (e *ear) lastHitIs(n int) bool {
 		}
 	}
 	return false
-}
-
-// best is the hypothesis with the most votes, nil when there is none.
-func (e *ear) best() *hyp {
-	if r := e.ranked(); len(r) > 0 {
-		return r[0]
-	}
-	return nil
 }
 
 func (e *ear) onset(n int) []native.Message {

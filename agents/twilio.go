@@ -541,6 +541,10 @@ func (tc *twilioCall) finish() {
 	st := tc.ear.snapshot()
 	st.CallID = callID
 	tc.side.record(st)
+	for _, h := range st.Heard {
+		tc.cfg.logf("call %s: heard %s %q (onset +%v, final +%v after its first and last loud frames; %d/%d frames exact, %d noisy)",
+			callID, h.ID, h.Text, h.OnsetLatency, h.FinalLatency, h.Exact, h.LoudFrames, h.Noisy)
+	}
 	tc.cfg.logf("call %s: heard %d utterances (%d onsets), %d sounds, %d media frames, %d unmatched loud frames; index %d utterances",
 		callID, st.Finals(), st.Onsets, st.Sounds, st.Frames, st.Unmatched, st.Indexed)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,7 @@ func earStats(t *testing.T, r *Running) EarStats {
 // the backend), a correction is heard and acted on, and every scripted
 // utterance is heard as exactly one utterance (the agent's own counts).
 func TestAudioCallHearsEveryUtteranceOnce(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	b := newFakeBackend(t, nil)
 	dir := speechFixture(t)
 	r := audioAgent(t, Careful(), dir)
@@ -256,6 +258,7 @@ func TestAudioCallHearsEveryUtteranceOnce(t *testing.T) {
 // Barge-in: the caller talks over the greeting; the agent stops with a
 // Twilio clear, which the caller reports as the utterance cleared.
 func TestAudioBargeInClears(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	b := newFakeBackend(t, nil)
 	dir := speechFixture(t)
 	r := audioAgent(t, Careful(), dir)
@@ -274,6 +277,7 @@ func TestAudioBargeInClears(t *testing.T) {
 // Noise at -30 dBFS during the greeting is not speech: careful keeps
 // talking; naive (AnySoundBargesIn) stops for it.
 func TestAudioNoiseIsNotSpeech(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	for _, tc := range []struct {
 		cfg   Config
 		clear bool
@@ -303,6 +307,7 @@ func TestAudioNoiseIsNotSpeech(t *testing.T) {
 // DTMF: the caller keys the order number the agent asks for. The request
 // is a phrase new to the cache, so the ear also finds it by rescanning.
 func TestAudioDTMFAndNewPhrase(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	b := newFakeBackend(t, nil)
 	dir := copyCache(t)
 	r := audioAgent(t, Careful(), dir)
@@ -324,6 +329,7 @@ func TestAudioDTMFAndNewPhrase(t *testing.T) {
 // greeting comes as media (μ-law, whole utterance, sent at once) and a
 // mark named after it; nothing native (ack, agent_speech) is sent.
 func TestAudioWireFrames(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	b := newFakeBackend(t, nil)
 	dir := speechFixture(t)
 	r := audioAgent(t, Careful(), dir)
@@ -389,6 +395,7 @@ func TestAudioWireFrames(t *testing.T) {
 // Hangup in audio mode waits for the caller to have played the last
 // utterance (its mark echoed), then closes the WebSocket.
 func TestAudioHangupWaitsForLastMark(t *testing.T) {
+	t.Parallel() // real time: let the calls overlap
 	dir := speechFixture(t)
 	side, err := newAudioSide(AudioConfig{SpeechCache: dir, VoiceCache: filepath.Join(dir, "agent")})
 	require.NoError(t, err)
@@ -454,4 +461,69 @@ func TestAudioHangupWaitsForLastMark(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the agent did not close after the last mark")
 	}
+}
+
+// Odd input in audio mode is ignored; an abrupt close ends the call; no
+// goroutine is left behind.
+func TestAudioOddInputAndAbruptClose(t *testing.T) {
+	dir := speechFixture(t)
+	before := runtime.NumGoroutine()
+	func() {
+		b := newFakeBackend(t, nil)
+		defer b.srv.Close()
+		cfg := Careful()
+		cfg.Audio = &AudioConfig{SpeechCache: dir, VoiceCache: filepath.Join(dir, "agent")}
+		agent := NewServer(cfg)
+		srv := httptest.NewServer(agent)
+		defer srv.Close()
+		defer func() { assert.NoError(t, agent.Close()); assert.NoError(t, agent.Close()) }()
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/media", nil)
+		require.NoError(t, err)
+		for _, raw := range []string{
+			`not json`, `[1]`, `{"event":"media","media":{"payload":"AAAA"}}`, // media before start
+			`{"event":"start"}`, `{"event":"weird"}`, `{"event":"mark"}`, `{"event":"dtmf"}`,
+		} {
+			require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(raw)))
+		}
+		require.NoError(t, ws.WriteMessage(websocket.BinaryMessage, []byte{0, 1, 2}))
+		require.NoError(t, ws.WriteJSON(map[string]any{"event": "start", "streamSid": "MZ2", "start": map[string]any{
+			"streamSid": "MZ2", "customParameters": map[string]string{ParamToolsBaseURL: b.srv.URL, ParamToolsCatalog: "{broken"}}}))
+		for _, raw := range []string{
+			`{"event":"media","media":{"payload":"%%%not base64"}}`,
+			`{"event":"media","media":{"track":"outbound","payload":"AAAA"}}`,
+			`{"event":"media","media":{"payload":"` + base64.StdEncoding.EncodeToString(make([]byte, 250)) + `"}}`, // not whole frames
+			`{"event":"dtmf","dtmf":{"digit":"7"}}`,
+		} {
+			require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(raw)))
+		}
+		var m struct {
+			Event     string `json:"event"`
+			StreamSid string `json:"streamSid"`
+		}
+		require.NoError(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
+		require.NoError(t, ws.ReadJSON(&m))
+		assert.Equal(t, "media", m.Event, "the greeting")
+		assert.Equal(t, "MZ2", m.StreamSid)
+		require.NoError(t, ws.Close()) // hang up without stop, mid-greeting
+	}()
+	noLeak(t, before)
+}
+
+// Audio mode needs its speech cache; a bad voice fails at Start.
+func TestAudioConfigErrors(t *testing.T) {
+	cfg := Careful()
+	cfg.Audio = &AudioConfig{}
+	_, err := Start(context.Background(), cfg, "127.0.0.1:0")
+	assert.ErrorContains(t, err, "speech cache")
+	needFlite(t)
+	cfg.Audio = &AudioConfig{SpeechCache: t.TempDir(), Voice: "flite/nosuchvoice"}
+	_, err = Start(context.Background(), cfg, "127.0.0.1:0")
+	assert.ErrorContains(t, err, "nosuchvoice")
+	// A server made without Start refuses calls instead.
+	srv := httptest.NewServer(NewServer(Config{Audio: &AudioConfig{}}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 }
