@@ -194,6 +194,8 @@ type Conn struct {
 	paceStop  chan struct{}
 	pending   sync.WaitGroup // transcriptions under way
 	waiting   atomic.Bool    // Recv is blocked on an empty inbox
+	recvs     atomic.Int64   // Recv calls begun
+	emitted   atomic.Int64   // events handed to the inbox
 	recorded  atomic.Bool
 
 	mu sync.Mutex // everything below
@@ -483,6 +485,7 @@ func (c *Conn) stopPacer() {
 
 // Recv returns the next agent event.
 func (c *Conn) Recv(ctx context.Context) (callsim.Frame, error) {
+	c.recvs.Add(1)
 	c.readOnce.Do(func() { go c.reader() })
 	select {
 	case f := <-c.out:
@@ -514,6 +517,7 @@ var errClosed = errors.New("connection closed")
 // emit hands derived events to Recv; it gives up when the call closes.
 func (c *Conn) emit(fs ...callsim.Frame) {
 	for _, f := range fs {
+		c.emitted.Add(1)
 		select {
 		case c.out <- f:
 		case <-c.done:
@@ -868,7 +872,11 @@ func (c *Conn) Flush(ctx context.Context) error {
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for len(c.out) > 0 || !c.waiting.Load() {
+	// Taken is not enough: the caller of Recv records an event after
+	// Recv returns it, and an inbox handed straight to a blocked Recv is
+	// empty before that. Once Recv has been called again after the last
+	// event, the caller is done with it.
+	for len(c.out) > 0 || !c.waiting.Load() || c.recvs.Load() <= c.emitted.Load() {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():

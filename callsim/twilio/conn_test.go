@@ -48,9 +48,11 @@ func tone(hz float64, d time.Duration, dbfs float64) audio.PCM {
 type scriptedHearer struct {
 	mu    sync.Mutex
 	heard []time.Duration
+	delay time.Duration // how long recognition takes
 }
 
 func (h *scriptedHearer) Hear(_ context.Context, pcm audio.PCM) (string, bool, error) {
+	time.Sleep(h.delay)
 	h.mu.Lock()
 	h.heard = append(h.heard, pcm.Duration())
 	h.mu.Unlock()
@@ -341,7 +343,9 @@ func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
 
 func TestFlushDeliversTheLastTranscript(t *testing.T) {
 	b := newBot(t)
-	h := &scriptedHearer{}
+	// Recognition still running when Flush is called (as pocketsphinx
+	// often is at a hang-up): Flush waits for it.
+	h := &scriptedHearer{delay: 500 * time.Millisecond}
 	c := dial(t, &Transport{Speech: toneSpeech{}, Hearing: h}, b)
 	ws := b.ws(t)
 	start(t, c)
@@ -356,6 +360,9 @@ func TestFlushDeliversTheLastTranscript(t *testing.T) {
 			if err != nil {
 				return
 			}
+			// The simulator's pump records each event after Recv returns
+			// it: Flush must wait for that, not just for the inbox to empty.
+			time.Sleep(20 * time.Millisecond)
 			mu.Lock()
 			got = append(got, f.Message)
 			mu.Unlock()
