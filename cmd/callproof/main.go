@@ -36,6 +36,7 @@ func commands() map[string]command {
 		"schema":    {"print the JSON Schema for scenario files", cmdSchema},
 		"merge":     {"combine results directories into one (the later attempt of a call wins)", cmdMerge},
 		"calibrate": {"compare scores with hand labels: agreement, kappa, false passes", cmdCalibrate},
+		"load":      {"measure how many real-time audio calls this machine sustains", cmdLoad},
 	}
 }
 
@@ -70,6 +71,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if args[0] == "help" || isHelp(args[0]) {
 		usage(stdout, cmds)
 		return exitOK
+	}
+	if args[0] == "load-bot" { // started by load; not in the list
+		return cmdLoadBot(args[1:], stdout, stderr)
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
