@@ -19,7 +19,8 @@ var ErrRecordingTruncated = errors.New("audio: recording truncated at its length
 
 // Recorder builds the stereo recording of one call on one timeline: the
 // caller on the left channel, the agent on the right, each piece placed at
-// its offset from call start, silence where nothing was placed. Pieces
+// its offset from call start (to the sample: 1/8 ms), silence where
+// nothing was placed. Pieces
 // that overlap on one channel are mixed (added, saturating), so noise and
 // speech placed separately both appear. Safe for concurrent use: the
 // caller's writer and the agent's reader may record at once.
@@ -46,6 +47,18 @@ func (r *Recorder) Caller(at time.Duration, p PCM) { r.place(&r.left, at, p) }
 func (r *Recorder) Agent(at time.Duration, p PCM) { r.place(&r.right, at, p) }
 
 func (r *Recorder) place(ch *[]int16, at time.Duration, p PCM) {
+	if len(p) == 0 {
+		return
+	}
+	if at >= samplesToDuration(r.max) { // also keeps at*SampleRate from overflowing
+		r.mu.Lock()
+		r.truncated = true
+		r.mu.Unlock()
+		return
+	}
+	if at <= -p.Duration() { // wholly before the call started
+		return
+	}
 	start := int(at * SampleRate / time.Second)
 	if start < 0 { // audio before the call started: keep what falls after 0
 		if -start >= len(p) {

@@ -2,6 +2,7 @@ package audio
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,8 @@ func TestRecorderCap(t *testing.T) {
 	r := NewRecorderLimit(time.Second)
 	r.Caller(900*time.Millisecond, level(-20, 10)) // 200 ms: half fits
 	r.Agent(time.Hour, level(-20, 10))             // nothing fits
+	r.Agent(time.Duration(math.MaxInt64), level(-20, 10))
+	r.Agent(time.Duration(math.MinInt64), level(-20, 10))
 	if !r.Truncated() {
 		t.Error("not Truncated")
 	}
