@@ -473,3 +473,15 @@ func TestLatenessQuantiles(t *testing.T) {
 	h.add(2 * time.Second)
 	assert.Equal(t, 2*time.Second, h.summary().Max)
 }
+
+// The hand-written media frame is byte for byte what encoding/json makes
+// of the message type, for any counters.
+func TestAppendMediaMatchesJSON(t *testing.T) {
+	ulaw := audio.EncodeMulaw(tone(440, 20*time.Millisecond, -20))
+	for _, c := range []struct{ seq, chunk, ms int }{{2, 1, 0}, {3, 2, 20}, {50001, 50000, 999980}} {
+		want, err := json.Marshal(mediaMsg{Event: EventMedia, SequenceNumber: strconv.Itoa(c.seq), StreamSid: "MZabc", Media: mediaBody{
+			Track: TrackInbound, Chunk: strconv.Itoa(c.chunk), Timestamp: strconv.Itoa(c.ms), Payload: base64.StdEncoding.EncodeToString(ulaw)}})
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(appendMedia(nil, strconv.Itoa(c.seq), "MZabc", c.chunk, c.ms, ulaw)))
+	}
+}
