@@ -75,6 +75,11 @@ const (
 	DefaultChunk      = 100 * time.Millisecond // media chunk sent to the caller
 	DefaultDTMFGap    = 400 * time.Millisecond // a pause that ends a key sequence
 	DefaultHangupWait = 2 * time.Second        // past the audio's end, for its last mark
+	// DefaultGap is the least silence between two utterances the agent
+	// speaks back to back: longer than a listener's end-of-speech hangover
+	// (audio.DefaultHangoverFrames, 500 ms), so the harness hears two
+	// utterances where text mode sends two agent_speech start/end pairs.
+	DefaultGap = audio.DefaultHangoverFrames*audio.FrameDuration + 200*time.Millisecond
 )
 
 // AudioConfig puts an agent in audio mode (Twilio Media Streams). The zero
@@ -104,6 +109,9 @@ type AudioConfig struct {
 	Chunk       time.Duration // media chunk length
 	DTMFGap     time.Duration // pause that ends a key sequence without "#"
 	HangupWait  time.Duration // bound on waiting for the last mark, past the audio's end
+	// Gap is the least silence between two utterances spoken back to
+	// back (0: DefaultGap; negative: none).
+	Gap time.Duration
 	// Logf, when set, gets a line per call (what the ear heard) and any
 	// synthesis error.
 	Logf func(format string, args ...any)
@@ -124,6 +132,9 @@ func (a AudioConfig) withDefaults() AudioConfig {
 	def(&a.Chunk, DefaultChunk)
 	def(&a.DTMFGap, DefaultDTMFGap)
 	def(&a.HangupWait, DefaultHangupWait)
+	if a.Gap == 0 {
+		a.Gap = DefaultGap
+	}
 	def(&a.RescanEvery, DefaultRescanEvery)
 	if a.MatchFloorDBFS == 0 {
 		a.MatchFloorDBFS = DefaultMatchFloorDBFS
@@ -260,9 +271,10 @@ type twilioCall struct {
 	stream    string
 	callID    string
 	started   bool
-	sent      int       // marks sent
-	echoed    int       // marks echoed
-	playEnd   time.Time // when the audio sent so far ends, if played at once
+	sent      int           // marks sent
+	echoed    int           // marks echoed
+	playEnd   time.Time     // when the audio sent so far ends, if played at once
+	trail     time.Duration // quiet at the end of the last utterance sent
 	echo      chan struct{}
 	digits    string
 	dtmfGen   int
@@ -442,6 +454,9 @@ func (tc *twilioCall) marked() {
 func (tc *twilioCall) frames(m native.Message) []any {
 	switch m.Event {
 	case native.EventClear:
+		tc.mu.Lock()
+		tc.playEnd, tc.trail = time.Now(), 0 // the caller drops what is queued
+		tc.mu.Unlock()
 		return []any{twClear{Event: "clear", StreamSid: tc.streamSid()}}
 	case native.EventHangup, native.EventTransfer:
 		return []any{hangupFrame{}}
@@ -458,6 +473,19 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 		tc.cfg.logf("call %s: cannot speak %q: %v", tc.callID, text, err)
 		return 0
 	}
+	lead, trail := quietEdges(pcm)
+	tc.mu.Lock()
+	now := time.Now()
+	if tc.cfg.Gap > 0 && tc.sent > 0 && now.Sub(tc.playEnd) < tc.cfg.Gap {
+		// Right after another utterance: leave the gap between them
+		// (counting the quiet at the end of the one and the start of
+		// this one), so a listener hears two utterances, not one.
+		if pad := tc.cfg.Gap - tc.trail - lead - max(now.Sub(tc.playEnd), 0); pad > 0 {
+			pcm = append(make(audio.PCM, audio.Samples(pad)), pcm...)
+		}
+	}
+	tc.trail = trail
+	tc.mu.Unlock()
 	sid := tc.streamSid()
 	ulaw := audio.EncodeMulaw(pcm)
 	chunk := max(audio.Samples(tc.cfg.Chunk), audio.FrameSamples)
@@ -469,13 +497,32 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 	d := pcm.Duration()
 	tc.mu.Lock()
 	tc.sent++
-	now := time.Now()
+	now = time.Now()
 	if tc.playEnd.Before(now) {
 		tc.playEnd = now
 	}
 	tc.playEnd = tc.playEnd.Add(d)
 	tc.mu.Unlock()
 	return d
+}
+
+// quietEdges measures the quiet (frames below the detector's offset
+// level) at the start and the end of p.
+func quietEdges(p audio.PCM) (lead, trail time.Duration) {
+	fs := audio.Frames(p)
+	first, last := -1, -1
+	for i, f := range fs {
+		if audio.LevelDBFS(f) >= audio.DefaultOffsetDBFS {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return p.Duration(), 0
+	}
+	return time.Duration(first) * audio.FrameDuration, time.Duration(len(fs)-1-last) * audio.FrameDuration
 }
 
 // waitPlayed waits until every mark sent has been echoed, or the audio

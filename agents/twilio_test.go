@@ -527,3 +527,23 @@ func TestAudioConfigErrors(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 }
+
+// Two utterances spoken back to back (the read-back, then the answer once
+// the write lands during it) are heard by the caller as two, as text mode
+// sends two agent_speech start/end pairs: the agent leaves a gap longer
+// than a listener's end-of-speech hangover between them.
+func TestAudioUtterancesApart(t *testing.T) {
+	t.Parallel() // real time
+	b := newFakeBackend(t, nil)
+	dir := speechFixture(t)
+	r := audioAgent(t, Careful(), dir)
+	c := dialAudio(t, r.URL, dir, b)
+	c.greeted()
+	c.say("Hi, please ship order 5590 today.")
+	c.waitFor("read-back start", 20*time.Second, isSpeech(native.PhaseStart))
+	c.waitFor("read-back end", 20*time.Second, isSpeech(native.PhaseEnd))
+	c.waitFor("answer start", 20*time.Second, isSpeech(native.PhaseStart))
+	c.waitFor("answer end", 20*time.Second, isSpeech(native.PhaseEnd))
+	require.Len(t, b.requests("ship_order"), 1)
+	c.hangUp()
+}
