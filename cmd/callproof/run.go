@@ -66,7 +66,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
-	if err := af.check(*scale); err != nil {
+	// A resumed run's dialect is its manifest's: its flags are checked
+	// once that is read (audioFromMeta).
+	if err := af.check(*scale); err != nil && *resume == "" {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitUsage
 	}
