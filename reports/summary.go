@@ -48,6 +48,23 @@ type Summary struct {
 	// time divided by the call's time scale), beside the axes: never
 	// verdicts. Zero when no call measured one.
 	Latency Latency `json:"latency"`
+	// Audio is turn-taking measured from the audio of audio-dialect calls
+	// (real time), beside the axes; nil when no call was an audio call.
+	Audio *AudioTurns `json:"audio,omitempty"`
+}
+
+// AudioTurns summarises what the audio of the counted calls showed.
+type AudioTurns struct {
+	Calls       int           `json:"calls"`
+	ResponseP50 time.Duration `json:"response_p50,omitempty"` // caller's end of speech to the agent's first audio
+	ResponseP95 time.Duration `json:"response_p95,omitempty"`
+	YieldP50    time.Duration `json:"yield_p50,omitempty"` // barge-in onset to the agent's audio stopping
+	YieldP95    time.Duration `json:"yield_p95,omitempty"`
+	Yields      int           `json:"yields"`
+	BargeIns    int           `json:"barge_ins"`
+	FalseYields int           `json:"false_yields"` // clears while the caller made only noise
+	// WorstLateness is the latest any caller frame went out.
+	WorstLateness time.Duration `json:"worst_lateness"`
 }
 
 // Latency summarises response and yield latency across calls.
@@ -120,6 +137,7 @@ func Summarize(scores []scorer.CallScore) Summary {
 	}
 	s.Axes = counts
 	s.Latency = latency(scores)
+	s.Audio = audioTurns(scores)
 	order := map[scorer.Bucket]int{}
 	for i, b := range scorer.Buckets() {
 		order[b] = i
@@ -167,6 +185,30 @@ func latency(scores []scorer.CallScore) Latency {
 		ResponseP50: percentile(resp, 50), ResponseP95: percentile(resp, 95),
 		YieldP50: percentile(yield, 50), YieldP95: percentile(yield, 95), Yields: len(yield),
 	}
+}
+
+// audioTurns gathers the audio diagnostics of the counted calls.
+func audioTurns(scores []scorer.CallScore) *AudioTurns {
+	var out AudioTurns
+	var resp, yield []time.Duration
+	for _, c := range scores {
+		d := c.Diag.Audio
+		if d == nil || !countsInSuite(c) {
+			continue
+		}
+		out.Calls++
+		resp = append(resp, d.Responses...)
+		yield = append(yield, d.Yields...)
+		out.BargeIns += d.BargeIns
+		out.FalseYields += d.FalseYields
+		out.WorstLateness = max(out.WorstLateness, d.LatenessMax)
+	}
+	if out.Calls == 0 {
+		return nil
+	}
+	out.ResponseP50, out.ResponseP95 = percentile(resp, 50), percentile(resp, 95)
+	out.YieldP50, out.YieldP95, out.Yields = percentile(yield, 50), percentile(yield, 95), len(yield)
+	return &out
 }
 
 // percentile is the nearest-rank percentile, 0 for no data.

@@ -57,6 +57,11 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 		}
 		b.WriteString("\n")
 	}
+	if a := s.Audio; a != nil {
+		// Measured on the audio itself, real time: never verdicts.
+		fmt.Fprintf(&b, "audio turn-taking (%d calls)  response p50 %s p95 %s  yield p50 %s p95 %s (%d of %d barge-ins)  false yields %d  worst frame lateness %s\n",
+			a.Calls, round(a.ResponseP50), round(a.ResponseP95), round(a.YieldP50), round(a.YieldP95), a.Yields, a.BargeIns, a.FalseYields, round(a.WorstLateness))
+	}
 	if len(s.Buckets) > 0 {
 		fmt.Fprintf(&b, "\nroot causes (primary, +secondary)\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -52,6 +52,16 @@ func WriteTimeline(w io.Writer, h *trace.History, s scorer.CallScore) error {
 			fmt.Fprintf(&b, "  yield latency     %s (caller's barge-in onset to the agent stopping)\n", strings.TrimSpace(ms(d.YieldLatency)))
 		}
 	}
+	if a := s.Diag.Audio; a != nil {
+		b.WriteString("\naudio (measured on the frames, real time)\n")
+		fmt.Fprintf(&b, "  caller frames     %d, lateness p50 %s p99 %s max %s\n", a.Frames, a.LatenessP50, a.LatenessP99, a.LatenessMax.Round(time.Millisecond))
+		fmt.Fprintf(&b, "  responses         %s\n", durations(a.Responses))
+		fmt.Fprintf(&b, "  yields            %s (%d barge-ins)\n", durations(a.Yields), a.BargeIns)
+		fmt.Fprintf(&b, "  false yields      %d\n", a.FalseYields)
+		if a.Recording != "" {
+			fmt.Fprintf(&b, "  recording         %s (caller left, agent right)\n", a.Recording)
+		}
+	}
 	if len(s.Buckets) > 0 {
 		b.WriteString("\nroot causes\n")
 		for _, hit := range s.Buckets {
@@ -209,4 +219,16 @@ func kv(m map[string]string) string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return "{" + strings.Join(parts, " ") + "}"
+}
+
+// durations lists durations in milliseconds, "none" for none.
+func durations(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.Round(time.Millisecond).String()
+	}
+	return strings.Join(parts, " ")
 }
