@@ -473,6 +473,7 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 		tc.cfg.logf("call %s: cannot speak %q: %v", tc.callID, text, err)
 		return 0
 	}
+	pcm = trimQuiet(pcm)
 	lead, trail := quietEdges(pcm)
 	tc.mu.Lock()
 	now := time.Now()
@@ -504,6 +505,20 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 	tc.playEnd = tc.playEnd.Add(d)
 	tc.mu.Unlock()
 	return d
+}
+
+// trimQuiet cuts the synthesizer's silence before the first and after the
+// last audible frame (flite leaves 100-400 ms at each end), keeping one
+// frame on either side: the agent starts talking when it starts sending,
+// and a short greeting ends sooner.
+func trimQuiet(p audio.PCM) audio.PCM {
+	lead, trail := quietEdges(p)
+	from := max(audio.Samples(lead)-audio.FrameSamples, 0)
+	to := min(len(p)-audio.Samples(trail)+audio.FrameSamples, len(p))
+	if from >= to {
+		return p
+	}
+	return p[from:to]
 }
 
 // quietEdges measures the quiet (frames below the detector's offset
