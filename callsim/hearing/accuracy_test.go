@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -18,7 +19,9 @@ import (
 //
 // CALLPROOF_ASR_VOICES (default kal16,rms,awb), CALLPROOF_ASR_STYLES
 // (digits, flite; default digits), CALLPROOF_ASR_ARGS (extra decoder
-// flags) and CALLPROOF_ASR_MIRROR (image gain, -1 for none) vary the run.
+// flags), CALLPROOF_ASR_MIRROR (image gain, -1 for none), CALLPROOF_ASR_JOBS
+// (parallel decodes, default 1) and CALLPROOF_ASR_CHANNEL=wide (16 kHz
+// straight from flite, no telephone: the ceiling) vary the run.
 func TestEntityAccuracy(t *testing.T) {
 	if os.Getenv("CALLPROOF_ASR_ACCURACY") == "" {
 		t.Skip("set CALLPROOF_ASR_ACCURACY=1 to measure recognizer entity accuracy (slow)")
@@ -26,15 +29,19 @@ func TestEntityAccuracy(t *testing.T) {
 	needTools(t)
 	voices := listEnv("CALLPROOF_ASR_VOICES", "kal16,rms,awb")
 	styles := listEnv("CALLPROOF_ASR_STYLES", "digits")
-	r := &Recognizer{Args: strings.Fields(os.Getenv("CALLPROOF_ASR_ARGS"))}
+	r := &Recognizer{Args: strings.Fields(os.Getenv("CALLPROOF_ASR_ARGS")), CrossCheck: os.Getenv("CALLPROOF_ASR_CROSSCHECK") != "0"}
 	if m := os.Getenv("CALLPROOF_ASR_MIRROR"); m != "" {
 		r.mirror, _ = strconv.ParseFloat(m, 64)
 	}
 	samples := corpus()
+	jobs, _ := strconv.Atoi(os.Getenv("CALLPROOF_ASR_JOBS"))
+	jobs = max(jobs, 1)
+	wide := os.Getenv("CALLPROOF_ASR_CHANNEL") == "wide" // 16 kHz straight from flite: the ceiling
 	type row struct {
 		name                                      string
 		ents, hits, sents, exact, wrong, snapped  int
 		uncertain, confidentlyWrong, flaggedWrong int
+		flaggedRight                              int
 		kindHit, kindAll                          map[string]int
 		decode                                    time.Duration
 	}
@@ -42,17 +49,47 @@ func TestEntityAccuracy(t *testing.T) {
 	for _, voice := range voices {
 		for _, style := range styles {
 			rw := row{name: voice + "/" + style, kindHit: map[string]int{}, kindAll: map[string]int{}}
-			for _, s := range samples {
+			type outcome struct {
+				res  Result
+				took time.Duration
+				err  error
+			}
+			outs := make([]outcome, len(samples))
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, jobs)
+			for i, s := range samples {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					tools, recs := s.tools()
+					g := BuildGrammar(tools, recs)
+					start := time.Now()
+					if wide {
+						var pcm []int16
+						if pcm, outs[i].err = studio(voice, spoken(s.text, style)); outs[i].err == nil {
+							outs[i].res, outs[i].err = r.decode16(context.Background(), DefaultBin, pcm, g)
+						}
+					} else {
+						var pcm []int16
+						if pcm, outs[i].err = telephone(voice, spoken(s.text, style)); outs[i].err == nil {
+							outs[i].res, outs[i].err = r.Recognize(context.Background(), pcm, g)
+						}
+					}
+					outs[i].took = time.Since(start)
+				}()
+			}
+			wg.Wait()
+			for i, s := range samples {
+				res := outs[i].res
+				rw.decode += outs[i].took
+				if outs[i].err != nil {
+					t.Fatalf("%s: %v", s.text, outs[i].err)
+				}
 				tools, recs := s.tools()
 				g := BuildGrammar(tools, recs)
-				pcm := telephone(t, voice, spoken(s.text, style))
-				start := time.Now()
-				res, err := r.Recognize(context.Background(), pcm, g)
-				rw.decode += time.Since(start)
-				if err != nil {
-					t.Fatalf("%s: %v", s.text, err)
-				}
-				h := g.Normalize(res.Words)
+				h := g.Hear(res)
 				hit, exact := score(s.want, h.Entities)
 				rw.ents += len(s.want)
 				rw.hits += hit
@@ -77,6 +114,8 @@ func TestEntityAccuracy(t *testing.T) {
 					rw.uncertain++
 					if !exact {
 						rw.flaggedWrong++
+					} else {
+						rw.flaggedRight++
 					}
 				} else if !exact {
 					rw.confidentlyWrong++
@@ -98,15 +137,16 @@ func TestEntityAccuracy(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d utterances (%d with a code no record holds), decoder args %q, mirror %v\n", len(samples), rows[0].wrong, r.Args, r.mirrorGain())
-	fmt.Fprintf(&b, "| voice/codes | entities | sentences exact | code | date | time | amount | count | value | wrong code snapped | uncertain (of them wrong) | wrong, not flagged | decode s/utt |\n")
+	fmt.Fprintf(&b, "\n%d utterances (%d with a code no record holds), decoder args %q %q, cross-check %v, mirror %v\n",
+		len(samples), rows[0].wrong, decoderArgs(defaultTuning(), r.Args), decoderArgs(checkTuning(), r.Args), r.CrossCheck, r.mirrorGain())
+	fmt.Fprintf(&b, "| voice/codes | entities | sentences exact | code | date | time | amount | count | value | wrong code snapped | wrong: flagged / not | right: flagged | decode s/utt |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rw := range rows {
 		fmt.Fprintf(&b, "| %s | %d/%d = %.2f | %d/%d = %.2f |", rw.name, rw.hits, rw.ents, ratio(rw.hits, rw.ents), rw.exact, rw.sents, ratio(rw.exact, rw.sents))
 		for _, k := range []string{KindCode, KindDate, KindTime, KindAmount, KindCount, KindValue} {
 			fmt.Fprintf(&b, " %d/%d |", rw.kindHit[k], rw.kindAll[k])
 		}
-		fmt.Fprintf(&b, " %d/%d | %d (%d) | %d | %.1f |\n", rw.snapped, rw.wrong, rw.uncertain, rw.flaggedWrong, rw.confidentlyWrong, rw.decode.Seconds()/float64(rw.sents))
+		fmt.Fprintf(&b, " %d/%d | %d / %d | %d | %.1f |\n", rw.snapped, rw.wrong, rw.flaggedWrong, rw.confidentlyWrong, rw.flaggedRight, rw.decode.Seconds()/float64(rw.sents))
 	}
 	t.Log(b.String())
 }

@@ -127,6 +127,17 @@ func (g *Grammar) addValue(s string) {
 	g.values = append(g.values, ws)
 }
 
+// spellable reports a word of the records' text values (a name), which
+// may be spelled by letter-to-sound rules when the dictionary lacks it.
+func (g *Grammar) spellable(w string) bool {
+	for _, v := range g.values {
+		if slices.Contains(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // Codes lists the record codes the grammar knows, canonical.
 func (g *Grammar) Codes() []string { return slices.Clone(g.codes) }
 
@@ -216,7 +227,10 @@ func (g *Grammar) render(ok func(string) bool) string {
 		ords = append(ords, strings.Join(ordinalWords(n), " "))
 	}
 	rule("dayord", ords)
-	rule("daynum", []string{"<d1>", "<teen>", "twenty [<d1>]", "thirty [one]"})
+	// Days said as cardinals ("december nine") stop at nineteen: "thirty"
+	// took the place of "third" in our trials, and speech engines say
+	// later days as ordinals.
+	rule("daynum", []string{"<d1>", "<teen>"})
 	rule("date", []string{"<weekday>", "[<weekday>] <month> (<dayord> | <daynum>)", "[<weekday>] the <dayord> of <month>"})
 
 	// Times: "seven thirty p.m.", "seven o'clock", "half past seven", "noon".

@@ -90,6 +90,38 @@ func (g *Grammar) Normalize(words []string) Heard {
 	return h
 }
 
+// Hear normalizes a recognition: Normalize of its words, marked Uncertain
+// when the cross-check decode (Recognizer.CrossCheck) heard other entities.
+func (g *Grammar) Hear(res Result) Heard {
+	h := g.Normalize(res.Words)
+	if h.Uncertain || res.Check == nil {
+		return h
+	}
+	c := g.Normalize(res.Check)
+	if !sameEntities(h.Entities, c.Entities) {
+		h.Uncertain = true
+		h.Why = fmt.Sprintf("two decodes disagree: %v and %v", h.Entities, c.Entities)
+	}
+	return h
+}
+
+// sameEntities compares as multisets.
+func sameEntities(a, b []Entity) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	n := map[Entity]int{}
+	for _, e := range a {
+		n[e]++
+	}
+	for _, e := range b {
+		if n[e]--; n[e] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // entityAt reads the longest entity starting at ws[i]: its text for the
 // claim reader, its entities and the words it used (0 when none).
 func (g *Grammar) entityAt(ws []string, i int) (string, []Entity, int) {
@@ -366,9 +398,15 @@ func clock(h, m int, ap string) string {
 // claim reader reads "december ninth".
 func dateAt(ws []string, i int) (string, string, int) {
 	j := i
+	var lead []string // the weekday, kept in the text
 	wd := weekdayIndex(ws[i])
 	if wd >= 0 {
 		j++
+		lead = ws[i:j]
+		// The pause after "Wednesday," is often heard as a short word.
+		if w := next(ws, j); (w == "the" || w == "a" || w == "to" || w == "it") && monthIndex(next(ws, j+1)) > 0 {
+			j++
+		}
 	}
 	if m := monthIndex(next(ws, j)); m > 0 {
 		d, u := ordinalAt(ws, j+1)
@@ -377,7 +415,8 @@ func dateAt(ws []string, i int) (string, string, int) {
 		}
 		if d >= 1 && d <= 31 {
 			if iso := isoDate(defaultYear, m, d); iso != "" {
-				return strings.Join(ws[i:j+1+u], " "), iso, j + 1 + u - i
+				text := append(slices.Clone(lead), ws[j:j+1+u]...)
+				return strings.Join(text, " "), iso, j + 1 + u - i
 			}
 		}
 	}

@@ -82,11 +82,48 @@ func TestUpsample(t *testing.T) {
 }
 
 func TestParseTimes(t *testing.T) {
-	out := "<sil> 0.000 0.170 1.000000\ndone 0.180 0.520 1.000000\n(NULL) 0.520 0.520 1.000000\none(2) 1.880 2.190 1.000000\n[NOISE] 2 3 1\n</s> 3 3 1\n"
+	out := "done one four four\n<sil> 0.000 0.170 1.000000\ndone 0.180 0.520 1.000000\n(NULL) 0.520 0.520 1.000000\none(2) 1.880 2.190 1.000000\n[NOISE] 2 3 1\n</s> 3 3 1\n"
 	if got := parseTimes([]byte(out)); !slices.Equal(got, []string{"done", "one"}) {
 		t.Fatalf("parseTimes = %v", got)
 	}
 	if got := fliteToCMU("pau ow k ax f er pau \n"); got != "OW K AH F ER" {
 		t.Fatalf("fliteToCMU = %q", got)
+	}
+}
+
+func TestNormalizeWeekdayPause(t *testing.T) {
+	g := BuildGrammar(bookingTools(), bookingRecords())
+	for heard, want := range map[string]string{
+		"saturday the february fourteen": "saturday february fourteen",
+		"friday a december eighteenth":   "friday december eighteenth",
+		"on the ninth of december":       "on the ninth of december",
+	} {
+		h := g.Normalize(strings.Fields(heard))
+		if h.Text != want || len(h.Entities) != 1 {
+			t.Errorf("Normalize(%q) = %q %v, want %q and one date", heard, h.Text, h.Entities, want)
+		}
+	}
+}
+
+func TestHear(t *testing.T) {
+	g := BuildGrammar(bookingTools(), bookingRecords())
+	w := strings.Fields
+	cases := []struct {
+		name      string
+		res       Result
+		uncertain bool
+	}{
+		{"no cross-check", Result{Words: w("booking four four seven one is cancelled")}, false},
+		{"agree", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four seven one cancelled")}, false},
+		{"disagree on the code", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four one seven is cancelled")}, true},
+		{"check heard nothing", Result{Words: w("booking four four seven one"), Check: []string{}}, true},
+	}
+	for _, c := range cases {
+		if h := g.Hear(c.res); h.Uncertain != c.uncertain {
+			t.Errorf("%s: uncertain = %v (%s), want %v", c.name, h.Uncertain, h.Why, c.uncertain)
+		}
+	}
+	if a := agreement(w("a b c d"), w("a c d e")); a != 0.75 {
+		t.Errorf("agreement = %v, want 0.75", a)
 	}
 }

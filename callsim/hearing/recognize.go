@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,8 +39,15 @@ type Recognizer struct {
 	Flite string
 	// Timeout bounds each program run; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Args are extra decoder flags (e.g. "-lw", "8"), for tuning.
+	// Args are extra decoder flags (e.g. "-lw", "8"), for tuning; they
+	// replace the defaults of the same name.
 	Args []string
+	// CrossCheck decodes each utterance a second time with other weights
+	// and records those words in Result.Check; Grammar.Hear then marks
+	// the utterance Uncertain when the two decodes disagree on an entity.
+	// It doubles the decoding time and is what makes Uncertain useful
+	// (docs/PERFORMANCE.md).
+	CrossCheck bool
 
 	// mirror is the upsampler's image gain; 0 means defaultMirror. Tests
 	// set it to measure alternatives.
@@ -52,11 +60,15 @@ type Recognizer struct {
 
 // Result is what the decoder heard.
 type Result struct {
-	Text string
-	// Confidence is 0: pocketsphinx 0.8 reports no usable posterior for
-	// grammar search (every word comes out at 1.0). Use Heard.Uncertain.
+	Text  string
+	Words []string
+	// Check is the cross-check decode's words (Recognizer.CrossCheck).
+	Check []string
+	// Confidence is the word agreement of the two decodes (0..1) with
+	// CrossCheck, else 0: pocketsphinx 0.8 gives no usable posterior for
+	// grammar search (every word comes out at 1.0). Decide on
+	// Heard.Uncertain, not on this number.
 	Confidence float64
-	Words      []string
 }
 
 // Recognize decodes 8 kHz mono 16-bit samples against g.
@@ -72,6 +84,11 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Re
 	if len(pcm) == 0 {
 		return Result{}, nil
 	}
+	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g)
+}
+
+// decode16 decodes 16 kHz samples.
+func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g *Grammar) (Result, error) {
 	dict, err := r.dictionary()
 	if err != nil {
 		return Result{}, err
@@ -83,7 +100,7 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Re
 	defer os.RemoveAll(dir)
 
 	words := g.Words()
-	entries := r.pronounce(ctx, dict, words)
+	entries := r.pronounce(ctx, dict, g, words)
 	gram := g.render(func(w string) bool { _, ok := entries[w]; return ok })
 	var db strings.Builder
 	keys := make([]string, 0, len(entries))
@@ -98,10 +115,10 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Re
 		}
 	}
 	files := map[string][]byte{
-		"g.gram":   []byte(gram),
-		"g.dict":   []byte(db.String()),
-		"in.wav":   wav16k(upsample2(pcm, r.mirrorGain())),
-		"null.log": nil,
+		"g.gram":      []byte(gram),
+		"g.dict":      []byte(db.String()),
+		"in.wav":      wav16k(pcm16),
+		"decoder.log": nil,
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
@@ -112,32 +129,76 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Re
 	if hmm == "" {
 		hmm = DefaultHMM
 	}
-	args := []string{"-hmm", hmm, "-dict", filepath.Join(dir, "g.dict"), "-jsgf", filepath.Join(dir, "g.gram"),
+	base := []string{"-hmm", hmm, "-dict", filepath.Join(dir, "g.dict"), "-jsgf", filepath.Join(dir, "g.gram"),
 		"-infile", filepath.Join(dir, "in.wav"), "-samprate", "16000", "-time", "yes",
-		"-logfn", filepath.Join(dir, "null.log")}
-	args = append(args, decoderArgs(r.Args)...)
-	out, err := r.run(ctx, path, args...)
-	if err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "null.log"))
-		return Result{}, fmt.Errorf("hearing: pocketsphinx: %v: %s", err, lastLines(log, 3))
+		"-logfn", filepath.Join(dir, "decoder.log")}
+	decode := func(tuning []string) ([]string, error) {
+		out, err := r.run(ctx, path, append(slices.Clone(base), tuning...)...)
+		if err != nil {
+			log, _ := os.ReadFile(filepath.Join(dir, "decoder.log"))
+			return nil, fmt.Errorf("hearing: pocketsphinx: %v: %s", err, lastLines(log, 3))
+		}
+		return parseTimes(out), nil
 	}
-	res := Result{Words: parseTimes(out)}
+	var res Result
+	if res.Words, err = decode(decoderArgs(defaultTuning(), r.Args)); err != nil {
+		return Result{}, err
+	}
 	res.Text = strings.Join(res.Words, " ")
+	if r.CrossCheck {
+		if res.Check, err = decode(decoderArgs(checkTuning(), r.Args)); err != nil {
+			return Result{}, err
+		}
+		if res.Check == nil {
+			res.Check = []string{} // checked, and heard nothing
+		}
+		res.Confidence = agreement(res.Words, res.Check)
+	}
 	return res, nil
+}
+
+// agreement is how much two decodes share: twice their longest common
+// word subsequence over their total length (1 when both are empty).
+func agreement(a, b []string) float64 {
+	if len(a)+len(b) == 0 {
+		return 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := range a {
+		for j := range b {
+			switch {
+			case a[i] == b[j]:
+				cur[j+1] = prev[j] + 1
+			default:
+				cur[j+1] = max(prev[j+1], cur[j])
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return 2 * float64(prev[len(b)]) / float64(len(a)+len(b))
 }
 
 // defaultTuning are the decoder flags measured best for this grammar
 // (docs/PERFORMANCE.md): narrower beams than pocketsphinx's defaults cut
-// decoding time by about 2.7 with the same words heard.
+// decoding time by about 2.7 with the same words heard; a word insertion
+// penalty and language weight well above the defaults (0.65, 6.5) stop
+// short free words ("for", "once", "a") from taking a code's digits.
 func defaultTuning() []string {
-	return []string{"-beam", "1e-30", "-pbeam", "1e-30", "-wbeam", "1e-20"}
+	return []string{"-beam", "1e-30", "-pbeam", "1e-30", "-wbeam", "1e-20", "-wip", "0.05", "-lw", "10"}
 }
 
-// decoderArgs is the tuning with extra flags applied over it (the decoder
+// checkTuning is the cross-check decode's: the same search with other
+// weights. Where the audio is clear both hear the same entities; where it
+// is not, they tend to go wrong differently.
+func checkTuning() []string {
+	return []string{"-beam", "1e-30", "-pbeam", "1e-30", "-wbeam", "1e-20", "-wip", "0.02"}
+}
+
+// decoderArgs is a tuning with extra flags applied over it (the decoder
 // rejects a flag given twice).
-func decoderArgs(extra []string) []string {
+func decoderArgs(def, extra []string) []string {
 	var out []string
-	def := defaultTuning()
 	for i := 0; i+1 < len(def); i += 2 {
 		if !slices.Contains(extra, def[i]) {
 			out = append(out, def[i], def[i+1])
@@ -187,8 +248,8 @@ func parseTimes(out []byte) []string {
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 4 {
-			continue
+		if len(f) != 4 || !isNumber(f[1]) || !isNumber(f[2]) || !isNumber(f[3]) {
+			continue // the hypothesis line comes first and may have four words
 		}
 		w := f[0]
 		if i := strings.IndexByte(w, '('); i > 0 {
@@ -200,6 +261,11 @@ func parseTimes(out []byte) []string {
 		words = append(words, w)
 	}
 	return words
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 // dictionary loads the pronunciation dictionary once per Recognizer.
@@ -233,14 +299,17 @@ func (r *Recognizer) dictionary() (map[string][]string, error) {
 	return d, nil
 }
 
-// pronounce returns dictionary lines for the words, spelling unknown ones
+// pronounce returns dictionary lines for the words, spelling unknown names
 // with flite when it can; words it cannot pronounce are absent.
-func (r *Recognizer) pronounce(ctx context.Context, dict map[string][]string, words []string) map[string][]string {
+func (r *Recognizer) pronounce(ctx context.Context, dict map[string][]string, g *Grammar, words []string) map[string][]string {
 	out := make(map[string][]string, len(words))
 	for _, w := range words {
 		if lines, ok := dict[w]; ok {
 			out[w] = lines
 			continue
+		}
+		if !g.spellable(w) {
+			continue // a vocabulary word the dictionary lacks is a misspelt form: leave it out
 		}
 		if ph := r.spell(ctx, w); ph != "" {
 			out[w] = []string{w + " " + ph}

@@ -23,7 +23,11 @@ func TestRecognize(t *testing.T) {
 	for _, s := range samples {
 		tools, recs := s.tools()
 		g := BuildGrammar(tools, recs)
-		res, err := r.Recognize(context.Background(), telephone(t, "rms", s.text), g)
+		pcm, err := telephone("rms", s.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Recognize(context.Background(), pcm, g)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -28,27 +29,28 @@ func needTools(t testing.TB) {
 	}
 }
 
+// studio speaks text with a flite voice at 16 kHz, untouched.
+func studio(voice, text string) ([]int16, error) {
+	pcm, rate, err := synth(voice, text)
+	if err == nil && rate != 16000 {
+		err = fmt.Errorf("flite %s: rate %d, want 16000", voice, rate)
+	}
+	return pcm, err
+}
+
 // telephone speaks text with a flite voice and returns it as a phone line
 // delivers it: 8 kHz, through μ-law and back.
-func telephone(t testing.TB, voice, text string) []int16 {
-	t.Helper()
-	dir := t.TempDir()
-	wav := filepath.Join(dir, "s.wav")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "flite", "-voice", voice, "-t", text, "-o", wav).CombinedOutput(); err != nil {
-		t.Fatalf("flite %s: %v: %s", voice, err, out)
-	}
-	pcm, rate, err := readWAV(wav)
+func telephone(voice, text string) ([]int16, error) {
+	pcm, rate, err := synth(voice, text)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	switch rate {
 	case 16000:
 		pcm = downsample2(pcm)
 	case 8000:
 	default:
-		t.Fatalf("flite %s: unexpected rate %d", voice, rate)
+		return nil, fmt.Errorf("flite %s: unexpected rate %d", voice, rate)
 	}
 	le := make([]byte, 2*len(pcm))
 	for i, s := range pcm {
@@ -59,7 +61,23 @@ func telephone(t testing.TB, voice, text string) []int16 {
 	for i := range out {
 		out[i] = int16(binary.LittleEndian.Uint16(back[2*i:]))
 	}
-	return out
+	return out, nil
+}
+
+// synth runs flite.
+func synth(voice, text string) ([]int16, int, error) {
+	dir, err := os.MkdirTemp("", "hearing-test-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	wav := filepath.Join(dir, "s.wav")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "flite", "-voice", voice, "-t", text, "-o", wav).CombinedOutput(); err != nil {
+		return nil, 0, fmt.Errorf("flite %s: %v: %s", voice, err, out)
+	}
+	return readWAV(wav)
 }
 
 // readWAV reads flite's canonical 44-byte-header mono 16-bit WAV.
