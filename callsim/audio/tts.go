@@ -21,9 +21,12 @@ type Synth interface {
 	Name() string
 }
 
-// DefaultVoice is the synth callproof speaks with unless told otherwise,
-// chosen by recognition accuracy through μ-law 8 kHz (docs/PERFORMANCE.md,
-// "Speech: voice choice"; TestVoiceQuality measures it).
+// DefaultVoice is the synth callproof speaks with unless told otherwise.
+// Chosen by recognition through μ-law 8 kHz (TestVoiceQuality; table in
+// docs/PERFORMANCE.md, "Speech: voice choice"): rms is more intelligible
+// on a clean line, but kal16 keeps the most numbers under background
+// noise, is heard best by the harness's own recognizer (callsim/hearing),
+// and synthesizes about 4 times faster.
 const DefaultVoice = "flite/kal16"
 
 // ErrEmptyText is returned for text with nothing to say.

@@ -1,7 +1,7 @@
 package audio
 
-// VAD defaults, measured on flite speech (docs in DefaultVADConfig and the
-// package tests that pin them).
+// VAD defaults, measured on flite speech: DefaultVADConfig says why, and
+// TestVADDefaults pins them.
 const (
 	DefaultOnsetDBFS      = -40.0
 	DefaultOffsetDBFS     = -48.0
@@ -36,9 +36,11 @@ type VADConfig struct {
 //     neither is reported as speech (the onset time is still the run's
 //     first frame, so waiting costs no timing accuracy).
 //   - HangoverFrames 25 (500 ms): longer than the pauses flite leaves
-//     between words and at commas (up to about 300 ms measured), so one
-//     sentence is one utterance; an agent's turn ends 500 ms after its
-//     last loud frame.
+//     between words, at commas (up to 340 ms below OffsetDBFS, measured
+//     through μ-law on kal, kal16, rms, slt and awb) and between two
+//     sentences of one turn (up to 380 ms), so a sentence, or a turn of
+//     several, is one utterance; a turn's end is reported 500 ms after
+//     its last loud frame (OffsetFrame still marks the real end).
 func DefaultVADConfig() VADConfig {
 	return VADConfig{
 		OnsetDBFS:      DefaultOnsetDBFS,
