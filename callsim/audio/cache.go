@@ -23,8 +23,8 @@ import (
 // same text; the last rename wins, with the same content). A file that
 // does not read back as a WAV is synthesized again and replaced.
 //
-// The zero value is not usable: set Dir and Synth. Dir is created on
-// first use.
+// The zero value is not usable: set Dir and Synth (Key and Lookup need
+// Synth). Dir is created on first use.
 type Cache struct {
 	Dir   string
 	Synth Synth

@@ -12,10 +12,16 @@
 // from an explicit seed; external programs (flite, espeak-ng) run bounded
 // by the caller's context.
 //
+// Measured choices: DefaultVoice and the recognizer front ends in
+// docs/PERFORMANCE.md, "Speech: voice choice" (TestVoiceQuality); the VAD
+// defaults in DefaultVADConfig (pinned by TestVADDefaults).
+//
 // None of the first sketch's signatures changed. Additions: DecodeWAV (a
 // file as it is, no conversion), WriteWAVRate (any rate and channel count,
-// e.g. 16 kHz for a recognizer), Frames, Gain, Samples, NewSynth and
-// DefaultVoice (a synth by name), Cache.Key, NoiseKinds, VAD.Frames/
-// OffsetFrame/Reset, and the Recorder's cap (NewRecorderLimit, Truncated,
-// Channels, ErrRecordingTruncated).
+// e.g. 16 kHz for a recognizer), WriteWAVFile, ErrNotWAV, MaxWAVBytes,
+// Frames, Gain, Samples, SilenceDBFS, NewSynth and DefaultVoice (a synth
+// by name), ErrEmptyText, Cache.Key, NoiseKinds (plus "hum50"/"hum60"),
+// the VAD default constants, VAD.Frames/OffsetFrame/Reset, and the
+// Recorder's cap and accessors (MaxRecording, NewRecorderLimit,
+// Truncated, Duration, Channels, ErrRecordingTruncated).
 package audio
