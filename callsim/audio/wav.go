@@ -206,7 +206,9 @@ func decodeSamples(b []byte, info WAVInfo) ([]int16, error) {
 	default:
 		conv = func(v int) int16 { return int16(v >> 16) }
 	}
-	out := make([]int16, 0, d.PCMSize/max(1, info.BitDepth/8))
+	// The header's size can be a streaming writer's placeholder (up to
+	// 4 GiB): size the buffer by the bytes actually there.
+	out := make([]int16, 0, min(d.PCMSize, len(b))/max(1, info.BitDepth/8))
 	buf := &audio.IntBuffer{Data: make([]int, 4096*info.Channels)}
 	for {
 		n, err := d.PCMBuffer(buf)
