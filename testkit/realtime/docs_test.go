@@ -16,16 +16,22 @@ import (
 // this test holds them to the code, and every exported constant to the doc.
 func TestInteropDocMatchesFake(t *testing.T) {
 	code := map[string]any{
-		"realtime.DefaultThreshold":   realtime.DefaultThreshold,
-		"realtime.DefaultOnset":       realtime.DefaultOnset,
-		"realtime.DefaultSilence":     realtime.DefaultSilence,
-		"realtime.DefaultChunk":       realtime.DefaultChunk,
-		"realtime.DefaultSpeed":       realtime.DefaultSpeed,
-		"realtime.DefaultToolTimeout": realtime.DefaultToolTimeout,
-		"realtime.DefaultWriteWait":   realtime.DefaultWriteWait,
-		"realtime.FromClient":         string(realtime.FromClient),
-		"realtime.FromServer":         string(realtime.FromServer),
-		"realtime.Note":               string(realtime.Note),
+		"realtime.DefaultThreshold":     realtime.DefaultThreshold,
+		"realtime.DefaultOnset":         realtime.DefaultOnset,
+		"realtime.DefaultSilence":       realtime.DefaultSilence,
+		"realtime.DefaultChunk":         realtime.DefaultChunk,
+		"realtime.DefaultSpeed":         realtime.DefaultSpeed,
+		"realtime.DefaultToolTimeout":   realtime.DefaultToolTimeout,
+		"realtime.DefaultWriteWait":     realtime.DefaultWriteWait,
+		"realtime.NodeAgentStop":        realtime.NodeAgentStop,
+		"realtime.OrderDeskConfirm":     realtime.OrderDeskConfirm,
+		"realtime.OrderDeskRestore":     realtime.OrderDeskRestore,
+		"realtime.OrderDeskUpdateArgs":  realtime.OrderDeskUpdateArgs,
+		"realtime.OrderDeskRestoreArgs": realtime.OrderDeskRestoreArgs,
+		"realtime.OrderDeskSilence":     realtime.OrderDeskSilence,
+		"realtime.FromClient":           string(realtime.FromClient),
+		"realtime.FromServer":           string(realtime.FromServer),
+		"realtime.Note":                 string(realtime.Note),
 	}
 	declared, err := doccheck.ExportedConsts(".", "realtime")
 	if err != nil {
@@ -71,8 +77,8 @@ func TestInteropDocMatchesFake(t *testing.T) {
 
 // The pinned versions in docs/INTEROP.md are package.json's, and the
 // custom parameter names agree across the agent (server.mjs), the caller
-// (callsim/twilio, read as text so this package does not build it), the
-// scaffolding caller here and the doc.
+// (callsim/twilio, its source read for the constant's value, and the
+// constant the interop test uses) and the doc.
 func TestInteropDocMatchesAgent(t *testing.T) {
 	read := func(p string) string {
 		t.Helper()

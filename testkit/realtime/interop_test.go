@@ -1,188 +1,807 @@
 package realtime_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/twilio"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/trace"
 )
 
-// The customParameters names of callsim/twilio (ParamCallID,
-// ParamToolsBaseURL, ParamToolsToken), which agents/openai-twilio reads.
+// The customParameters names the agent (agents/openai-twilio) reads: the
+// caller's (callsim/twilio). docs_test checks server.mjs agrees.
 const (
-	paramCallID    = "callproofCallId"
-	paramToolsURL  = "toolsBaseUrl"
-	paramToolsTok  = "toolsToken"
-	interopCallID  = "interop-1"
-	interopToken   = "tok-interop-1"
-	scriptedArgs   = `{"order_number":"5590","delivery_date":"2026-12-03","quantity":null}`
-	frameBytes     = 160 // 20 ms of 8 kHz μ-law
-	frameEvery     = 20 * time.Millisecond
-	bargeAfter     = time.Second // reply audio the caller hears before it talks over it
-	installTimeout = 15 * time.Minute
-	startTimeout   = 60 * time.Second // node loads the SDK in 1-5 s on a busy machine
-	stepTimeout    = 15 * time.Second
+	paramToolsURL = twilio.ParamToolsBaseURL
+	paramToolsTok = twilio.ParamToolsToken
 )
 
-// TestInteropOpenAIAgentsTwilio drives the OpenAI Agents SDK's Twilio
-// transport (agents/openai-twilio) with a minimal Twilio Media Streams
-// caller, the agent's model being this package's fake: the caller speaks,
-// the fake calls update_order, the SDK POSTs it to the tools server, the
-// fake answers with audio the caller plays out (echoing marks), the caller
-// talks over it, and the SDK must clear Twilio's queue and truncate the
-// reply where the caller's marks say playout was. See docs/INTEROP.md.
-//
-// It runs twice, for the SDK's two barge-in paths: the reply still being
-// generated (the fake cancels it, as the real server does with
-// interrupt_response), and the reply wholly sent, only the caller's queue
-// still playing it.
-func TestInteropOpenAIAgentsTwilio(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found: the interop test needs Node 20+ (and npm) to run the OpenAI Agents SDK")
-	}
-	root := repoRoot(t)
-	installNodeAgents(t, root)
-	// Streaming the 3 s reply at 1.25x takes 2.4 s, far past the barge-in
-	// at 1 s of playout even when a busy machine slows the caller's ticks;
-	// at 100x it is all sent in 30 ms, long before.
-	t.Run("reply still streaming", func(t *testing.T) { interop(t, node, root, 1.25, "cancelled") })
-	t.Run("reply wholly sent", func(t *testing.T) { interop(t, node, root, 100, "completed") })
-}
+const (
+	// suiteDir holds the scenarios realtime.OrderDesk is scripted for.
+	suiteDir = "testdata/openai-twilio"
+	// Speeds of the fake's reply audio (Script.Speed) for the SDK's two
+	// barge-in paths: at 1.25x the 4.7 s confirmation takes 3.8 s to
+	// stream, far past the barge-in about 0.75 s into its playout, so it
+	// is still being generated (the fake cancels it); at 100x it is all
+	// sent in 47 ms, so only the caller's queue is still playing it.
+	streamingSpeed = 1.25
+	wholeSpeed     = 100
+	installTimeout = 15 * time.Minute
+	startTimeout   = 60 * time.Second // node loads the SDK in 4-7 s on a busy machine
+	runTimeout     = 4 * time.Minute  // one Runner.Run: calls of at most 30 s (the scenarios' call timeout) each
+	// sdkMarkLead is what the SDK adds to the last echoed mark's position
+	// to make a truncate's audio_end_ms.
+	sdkMarkLead = 50
+)
 
-// interop is one call; speed is the fake's Script.Speed and replyStatus
-// the status of the interrupted reply's response.done.
-func interop(t *testing.T, node, root string, speed float64, replyStatus string) {
-	tools := newToolsServer()
-	defer tools.Close()
-	reply := realtime.Tone(440, 3*time.Second, 6000)
-	fake := realtime.NewServer(realtime.Script{Speed: speed, Turns: []realtime.Turn{
-		{
-			Calls: []realtime.FunctionCall{{Name: "update_order", Arguments: scriptedArgs}},
-			Reply: realtime.Reply{Audio: reply, Transcript: "Done: order 5590 now arrives on December 3. Anything else?"},
-		},
-		{Reply: realtime.Reply{Audio: realtime.Tone(330, 600*time.Millisecond, 6000), Transcript: "Sure."}},
-	}})
+// TestInteropOpenAIAgentsTwilio runs callproof against a real third-party
+// agent: the OpenAI Agents SDK's Twilio transport (agents/openai-twilio),
+// its model this package's fake scripted by realtime.OrderDesk. Nothing
+// here is scaffolding: the scenarios in testdata/openai-twilio are loaded
+// and compiled as `callproof run --suite` does, and harness.Runner places
+// them over harness.TwilioTransport (callsim/twilio's caller: flite speech
+// as real-time μ-law, playout with marks and clear, pocketsphinx hearing)
+// with the mock backend serving the tools. The agent POSTs its tool calls
+// to the backend; each history is scored. The test then checks the
+// history, the backend ledger, the fake's event log and what the caller
+// played (twilio.Conn.Echoes) against one another. See docs/INTEROP.md.
+//
+// It runs the suite with the reply still streaming at the barge-in, then
+// the interruption again with the reply wholly sent (only the caller's
+// queue playing it): the SDK's two barge-in paths.
+func TestInteropOpenAIAgentsTwilio(t *testing.T) {
+	node, root := needNode(t)
+	_, cases, err := harness.LoadSuite(suiteDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if _, ok := expectations[c.Scenario.ID]; !ok {
+			t.Fatalf("%s: no expectation: does realtime.OrderDesk follow its caller?", c.Scenario.ID)
+		}
+	}
+	// The caller's words and the fake's replies, synthesized once, in the
+	// voice harness.TwilioTransport gives the caller.
+	synth, err := audio.NewSynth(audio.DefaultVoice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	speech := &audio.Cache{Dir: t.TempDir(), Synth: synth}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	script, err := realtime.OrderDesk(ctx, speech, streamingSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := realtime.NewServer(script)
 	defer fake.Close()
 
 	spawned := time.Now()
 	agent := startAgent(t, node, root, fake.URL())
-	defer agent.stop(t)
+	defer func() { _, _ = agent.Stop() }()
 	t.Logf("agent listening after %v", time.Since(spawned).Round(time.Millisecond))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	step := func(what string, f func(context.Context) error) {
-		t.Helper()
-		sctx, scancel := context.WithTimeout(ctx, stepTimeout)
-		defer scancel()
-		if err := f(sctx); err != nil {
-			t.Fatalf("%s: %v\nagent log:\n%s", what, err, agent.log())
-		}
+	t.Run("reply still streaming", func(t *testing.T) {
+		runSuite(t, fake, agent, speech, cases, "cancelled")
+	})
+	script.Speed = wholeSpeed
+	fake.SetScript(script)
+	t.Run("reply wholly sent", func(t *testing.T) {
+		runSuite(t, fake, agent, speech, only(t, cases, "oa-stop-over-confirmation"), "completed")
+	})
+
+	code, err := agent.Stop()
+	if err != nil || code != 0 {
+		t.Errorf("agent exit status after SIGTERM = %d (%v), want 0\n%s", code, err, agent.Log())
 	}
+}
 
-	caller := dialTwilio(t, agent.url, map[string]string{
-		paramCallID:   interopCallID,
-		paramToolsURL: tools.URL + "/calls/" + interopCallID + "/tools",
-		paramToolsTok: interopToken,
-	})
-	defer caller.close()
+// expectation is what the fake's script makes of a scenario: how many of
+// its turns the caller's sentences play, and whether the caller barges in.
+type expectation struct {
+	turns int
+	barge bool
+}
 
-	// The SDK drops media until its Realtime socket is up: speak after the
-	// session is configured.
-	step("session.update from the SDK", func(ctx context.Context) error {
-		_, err := fake.WaitFor(ctx, realtime.Is(realtime.FromClient, "session.update"))
-		return err
-	})
-	time.Sleep(200 * time.Millisecond)
-	caller.say(700 * time.Millisecond)
+var expectations = map[string]expectation{
+	"oa-slow-update":            {turns: 1},
+	"oa-stop-over-confirmation": {turns: 2, barge: true},
+}
 
-	var post toolRequest
-	step("the tool POST", func(ctx context.Context) (err error) { post, err = tools.next(ctx); return })
-	step("reply audio played", func(ctx context.Context) error {
-		return caller.waitUntil(ctx, func(c *twilioCaller) bool { return c.played >= msBytes(bargeAfter) })
-	})
-	caller.say(600 * time.Millisecond) // barge-in
-	step("clear from the agent", func(ctx context.Context) error {
-		return caller.waitUntil(ctx, func(c *twilioCaller) bool { return len(c.clears) > 0 })
-	})
-	step("truncate at the fake", func(ctx context.Context) error {
-		_, err := fake.WaitFor(ctx, realtime.Is(realtime.FromClient, "conversation.item.truncate"))
-		return err
-	})
-	// The second turn answers the barge-in: audio after the clear, played
-	// out to its last mark.
-	step("the second reply played out", func(ctx context.Context) error {
-		return caller.waitUntil(ctx, func(c *twilioCaller) bool {
-			return c.received > c.clears[0].played && c.played == c.received && c.echoedAfterClear() > 0
+// behindAttempts is how many times a call is placed while the machine
+// cannot keep it in real time (harness_error: the caller fell behind), as
+// `run --resume` would place it again. On a loaded two-core machine under
+// -race a call often has one frame a few ms past 20 ms late.
+const behindAttempts = 4
+
+// runSuite places cases one at a time (so the fake's connections come in
+// the cases' order) and checks each call. replyStatus is the status of an
+// interrupted reply's response.done.
+func runSuite(t *testing.T, fake *realtime.Server, agent *realtime.NodeAgent, speech *audio.Cache, cases []*scenarios.Compiled, replyStatus string) {
+	env, err := harness.NewEnv(harness.EnvOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	recordings := t.TempDir()
+	tr, err := harness.TwilioTransport(harness.AudioOptions{SpeechCache: speech.Dir, RecordDir: recordings, Hearing: harness.DefaultHearing()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := &capture{Transport: tr, conns: map[string]*twilio.Conn{}}
+	env.Transport, env.TransportName = conns, "twilio"
+
+	placed := make([]call, len(cases))
+	todo := cases
+	for attempt := 1; len(todo) > 0 && attempt <= behindAttempts; attempt++ {
+		r := env.Runner()
+		r.Concurrency, r.Suite, r.Agent = 1, suiteDir, "agents/openai-twilio"
+		before := lastConn(fake.Events())
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		began := time.Now()
+		results, err := r.Run(ctx, agent.URL, todo)
+		cancel()
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		t.Logf("attempt %d: %d calls in %v", attempt, len(results), time.Since(began).Round(time.Millisecond))
+		// The SDK closes its Realtime socket when the caller's goes.
+		wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for k := before + 1; k <= before+len(todo); k++ {
+			if _, err := fake.WaitFor(wctx, func(e realtime.Event) bool { return e.Conn == k && e.Dir == realtime.Note && e.Type == "disconnect" }); err != nil {
+				t.Errorf("Realtime connection %d still open after its call: %v", k, err)
+			}
+		}
+		wcancel()
+		evs := fake.Events()
+		if got := lastConn(evs) - before; got != len(todo) {
+			t.Fatalf("%d Realtime connections for %d calls\n%s", got, len(todo), eventTrace(evs))
+		}
+		var again []*scenarios.Compiled
+		for i, res := range results {
+			id := todo[i].Scenario.ID
+			k := slices.IndexFunc(cases, func(c *scenarios.Compiled) bool { return c.Scenario.ID == id })
+			best := time.Duration(math.MaxInt64)
+			if attempt > 1 {
+				best = placed[k].bestP99
+			}
+			if a := res.History.End().Audio; a != nil {
+				best = min(best, a.LatenessP99)
+			}
+			placed[k] = call{res: res, sc: todo[i], exp: expectations[id], evs: connEvents(evs, before+1+i), conn: conns.get(id),
+				replyStatus: replyStatus, voice: speech, bestP99: best}
+			if res.Score.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(res.Score.Reason, callsim.ReasonBehind) {
+				t.Logf("%s: %s; placing it again", id, res.Score.Reason)
+				again = append(again, todo[i])
+			}
+		}
+		todo = again
+	}
+	for _, c := range placed {
+		t.Run(c.sc.Scenario.ID, func(t *testing.T) {
+			c.t = t
+			defer func() {
+				if t.Failed() {
+					t.Logf("history:\n%s\nwhat the fake saw:\n%s\nagent log:\n%s", historyTrace(c.res.History), eventTrace(c.evs), agent.Log())
+				}
+			}()
+			c.check(recordings)
 		})
-	})
-	caller.hangup()
-	step("the SDK closes its Realtime socket after stop", func(ctx context.Context) error {
-		_, err := fake.WaitFor(ctx, realtime.Is(realtime.Note, "disconnect"))
-		return err
-	})
-	if code := agent.stop(t); code != 0 {
-		t.Errorf("agent exit status after SIGTERM = %d, want 0\n%s", code, agent.log())
 	}
+}
 
-	evs := fake.Events()
-	defer func() {
-		if t.Failed() {
-			t.Logf("what the fake saw:\n%s", eventTrace(evs))
-		}
-	}()
-	checkToolPost(t, post)
-	checkSession(t, evs)
-	checkToolRoundTrip(t, evs)
-	checkPlayout(t, caller, len(reply))
-	checkBargeIn(t, evs, caller, replyStatus)
-	logTimings(t, evs, caller, post)
-	for _, e := range evs {
-		if e.Dir == realtime.Note && e.Type != "connect" && e.Type != "disconnect" && e.Type != "no turn" {
+// call is one placed call and everything seen of it.
+type call struct {
+	t           *testing.T
+	res         harness.CallResult
+	sc          *scenarios.Compiled
+	exp         expectation
+	evs         []realtime.Event // the fake's, this call's connection only
+	conn        *twilio.Conn
+	replyStatus string
+	voice       *audio.Cache  // the caller's
+	bestP99     time.Duration // the lowest p99 frame lateness of its attempts
+}
+
+func (c *call) check(recordings string) {
+	t := c.t
+	s := c.res.Score
+	if s.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(s.Reason, callsim.ReasonBehind) && c.bestP99 <= audio.FrameDuration {
+		// No verdict to check. Late frames that were sporadic in some
+		// attempt (p99 within a frame) are the machine's load; frames
+		// late as a rule in every attempt are the caller's.
+		t.Skipf("placed %d times, never kept in real time (last: %s; best p99 %v): a machine this busy cannot measure the call", behindAttempts, s.Reason, c.bestP99)
+	}
+	if s.Outcome != trace.OutcomeScored {
+		t.Fatalf("outcome %s (%s), want scored", s.Outcome, s.Reason)
+	}
+	if c.conn == nil {
+		t.Fatal("the caller's connection was not captured")
+	}
+	checkSession(t, c.evs)
+	c.checkTools()
+	c.checkUtterances()
+	if c.exp.barge {
+		c.checkBargeIn()
+	} else {
+		c.checkPlayedOut()
+	}
+	c.checkScore()
+	c.checkAudio(recordings)
+	for _, e := range c.evs {
+		if e.Dir == realtime.Note && e.Type != "connect" && e.Type != "disconnect" {
 			t.Errorf("fake noted %s: %s", e.Type, e.Text)
 		}
 	}
 }
 
-func checkToolPost(t *testing.T, p toolRequest) {
+// checkTools: each function call the fake made reached the mock backend
+// as a tool request with the scripted arguments (nulls dropped), bearer
+// token and an idempotency key, and committed; the SDK sent the call's
+// output, the backend's answer, and then asked for the reply.
+func (c *call) checkTools() {
+	t := c.t
+	var calls []struct {
+		CallID    string `json:"call_id"`
+		Arguments string `json:"arguments"`
+	}
+	for _, e := range c.evs {
+		if e.Dir == realtime.FromServer && e.Type == "response.function_call_arguments.done" {
+			var a struct {
+				CallID    string `json:"call_id"`
+				Arguments string `json:"arguments"`
+			}
+			_ = json.Unmarshal(e.Raw, &a)
+			calls = append(calls, a)
+		}
+	}
+	if len(calls) != c.exp.turns {
+		t.Fatalf("the fake made %d function calls, want %d (one per caller sentence)", len(calls), c.exp.turns)
+	}
+	received := events(c.res.History, trace.KindToolReceived)
+	committed := events(c.res.History, trace.KindToolCommitted)
+	if len(received) != len(calls) || len(committed) != len(calls) {
+		t.Fatalf("%d tool.received and %d tool.committed, want %d each (the model's calls)", len(received), len(committed), len(calls))
+	}
+	for i, fc := range calls {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(fc.Arguments), &args); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for k, v := range args {
+			if v != nil {
+				want[k] = fmt.Sprint(v)
+			}
+		}
+		rcv := received[i].Data.(*trace.ToolEvent)
+		cmt := committed[i].Data.(*trace.ToolEvent)
+		if rcv.Tool != "update_order" || fmt.Sprint(rcv.Args) != fmt.Sprint(want) {
+			t.Errorf("tool.received #%d: %s %v, want update_order %v", received[i].Seq, rcv.Tool, rcv.Args, want)
+		}
+		if rcv.IdempotencyKey != "oa-"+fc.CallID {
+			t.Errorf("tool.received #%d: Idempotency-Key %q, want oa-%s (the model's call id)", received[i].Seq, rcv.IdempotencyKey, fc.CallID)
+		}
+		if cmt.Ref != rcv.Ref || cmt.After["delivery_date"] != want["delivery_date"] {
+			t.Errorf("tool.committed #%d: ref %s, delivery_date %q; want ref %s, %q", committed[i].Seq, cmt.Ref, cmt.After["delivery_date"], rcv.Ref, want["delivery_date"])
+		}
+	}
+	// Per turn: the function call, its output, then response.create.
+	iCall, iOut, iCreate := -1, -1, -1
+	for turn := 0; turn < len(calls); turn++ {
+		iCall = indexFrom(c.evs, iCall+1, realtime.FromServer, "response.function_call_arguments.done", nil)
+		iOut = indexFrom(c.evs, iOut+1, realtime.FromClient, "conversation.item.create", func(e realtime.Event) bool {
+			return strings.Contains(string(e.Raw), `"function_call_output"`)
+		})
+		iCreate = indexFrom(c.evs, iCreate+1, realtime.FromClient, "response.create", nil)
+		if iCall < 0 || iOut < 0 || iCreate < 0 || !(iCall < iOut && iOut < iCreate) {
+			t.Fatalf("turn %d: function call %d, its output %d, response.create %d: want all, in this order", turn+1, iCall, iOut, iCreate)
+		}
+		var out struct {
+			Item struct {
+				CallID string `json:"call_id"`
+				Output string `json:"output"`
+			} `json:"item"`
+		}
+		_ = json.Unmarshal(c.evs[iOut].Raw, &out)
+		if out.Item.CallID != calls[turn].CallID || !strings.HasPrefix(out.Item.Output, "HTTP 200: ") {
+			t.Errorf("turn %d: function_call_output %q for %s, want the backend's 200 for %s", turn+1, out.Item.Output, out.Item.CallID, calls[turn].CallID)
+		}
+	}
+	if f := faultOf(c.sc); f != "" && len(events(c.res.History, trace.KindFaultApplied)) == 0 {
+		t.Errorf("the scenario's %s fault was never applied", f)
+	}
+}
+
+// checkUtterances: each reply the fake spoke is one agent utterance in the
+// history, each transcribed (agent.speech_text after its end).
+func (c *call) checkUtterances() {
+	t := c.t
+	replies := len(c.replyItems())
+	starts := events(c.res.History, trace.KindAgentSpeechStart)
+	if len(starts) != replies {
+		t.Errorf("%d agent utterances in the history for %d spoken replies", len(starts), replies)
+	}
+	texts := events(c.res.History, trace.KindAgentSpeechText)
+	if len(texts) != len(starts) {
+		t.Errorf("%d transcripts for %d utterances", len(texts), len(starts))
+	}
+}
+
+// replyItems lists the ids of the assistant message items the fake began.
+func (c *call) replyItems() []string {
+	var ids []string
+	for _, e := range c.evs {
+		if e.Dir != realtime.FromServer || e.Type != "response.output_item.added" {
+			continue
+		}
+		var m struct {
+			Item struct {
+				ID   string `json:"id"`
+				Type string `json:"type"`
+			} `json:"item"`
+		}
+		if json.Unmarshal(e.Raw, &m) == nil && m.Item.Type == "message" {
+			ids = append(ids, m.Item.ID)
+		}
+	}
+	return ids
+}
+
+// checkPlayedOut: no barge-in, so every reply was played to its end: a
+// mark after every media frame, each echoed when playout reached it, the
+// done mark last; no clear, no truncate.
+func (c *call) checkPlayedOut() {
+	t := c.t
+	if n := len(events(c.res.History, trace.KindAgentClear)); n > 0 {
+		t.Errorf("%d agent.clear without a barge-in", n)
+	}
+	if tr := realtime.Truncates(c.evs); len(tr) > 0 {
+		t.Errorf("truncates without a barge-in: %+v", tr)
+	}
+	deltas := 0
+	for _, e := range c.evs {
+		if e.Dir == realtime.FromServer && e.Type == "response.output_audio.delta" {
+			deltas++
+		}
+	}
+	audioMarks, done := 0, 0
+	for _, e := range c.conn.Echoes() {
+		if e.Cleared {
+			t.Errorf("mark %s flushed by a clear", e.Name)
+		}
+		if e.Played < e.Offset {
+			t.Errorf("mark %s echoed at %d bytes of playout, before it (%d)", e.Name, e.Played, e.Offset)
+		}
+		if _, _, ok := audioMark(e.Name); ok {
+			audioMarks++
+		} else if strings.HasPrefix(e.Name, "done:") {
+			done++
+		}
+	}
+	if audioMarks != deltas || done != len(c.replyItems()) {
+		t.Errorf("%d audio marks echoed for %d audio deltas, %d done marks for %d replies: want one per delta and per reply", audioMarks, deltas, done, len(c.replyItems()))
+	}
+}
+
+// checkBargeIn: the caller's "stop" over the confirmation made the SDK
+// clear Twilio's queue (agent.clear in the history) and truncate the reply
+// where the caller's echoed marks put playout; the next reply was played
+// out.
+//
+// The SDK computes audio_end_ms = (position of the last audio mark echoed
+// to it before it saw speech_started) + 50 ms, capped by the audio it sent.
+// So audio_end_ms - 50 must be the position of a mark the caller echoed,
+// by playout, before the clear. And it must be close to what the caller had
+// heard of the reply when the clear came (Echo.Played of the marks the
+// clear flushed): no later, and no earlier by more than one delta of audio
+// (marks come once per delta, DefaultChunk), the time speech_started took
+// to come back as a clear (measured; the caller kept playing meanwhile),
+// one 20 ms playout tick, and one more tick for an echo still on its way to
+// the SDK when it took its snapshot.
+func (c *call) checkBargeIn() {
+	t := c.t
+	h := c.res.History
+	clears := events(h, trace.KindAgentClear)
+	interrupt := stepSpeech(h, "interrupt", trace.KindCallerSpeechStart)
+	if len(clears) != 1 || interrupt == nil || clears[0].Seq < interrupt.Seq {
+		t.Fatalf("%d agent.clear; want one, after the caller's interruption (#%v)", len(clears), interrupt)
+	}
+	if u := clears[0].Data.(*trace.AgentSpeech).Utterance; u != "a1" {
+		t.Errorf("agent.clear stops %q, want the confirmation a1", u)
+	}
+	tr := realtime.Truncates(c.evs)
+	if len(tr) != 1 {
+		t.Fatalf("%d truncates, want 1", len(tr))
+	}
+	items := c.replyItems()
+	if len(items) == 0 || tr[0].ItemID != items[0] || tr[0].ContentIndex != 0 {
+		t.Errorf("truncate names item %q content %d, want the confirmation %v content 0", tr[0].ItemID, tr[0].ContentIndex, items)
+	}
+	var done struct {
+		Response struct {
+			Status string `json:"status"`
+		} `json:"response"`
+	}
+	// The interrupted reply is the second response (the first made the
+	// function call).
+	if e := nth(c.evs, realtime.FromServer, "response.done", 2); e == nil || json.Unmarshal(e.Raw, &done) != nil || done.Response.Status != c.replyStatus {
+		t.Errorf("interrupted reply's response.done status %q, want %q", done.Response.Status, c.replyStatus)
+	}
+	if index(c.evs, realtime.FromClient, "response.cancel", nil) >= 0 {
+		t.Error("the SDK sent response.cancel though the session has interrupt_response")
+	}
+	started := nth(c.evs, realtime.FromServer, "input_audio_buffer.speech_started", 2)
+	if started == nil {
+		t.Fatal("no second speech_started")
+	}
+
+	// What the caller played: the marks of the confirmation item give its
+	// first byte in the caller's queue (a mark's offset less its position).
+	echoes := c.conn.Echoes()
+	start, clearAt, heard := int64(-1), time.Time{}, int64(-1)
+	for _, e := range echoes {
+		id, ms, ok := audioMark(e.Name)
+		if !ok || id != tr[0].ItemID {
+			continue
+		}
+		if s := e.Offset - int64(ms)*8; start < 0 {
+			start = s
+		} else if s != start {
+			t.Errorf("mark %s: item starts at byte %d, an earlier mark said %d", e.Name, s, start)
+		}
+		if e.Cleared && clearAt.IsZero() {
+			clearAt, heard = e.Time, e.Played
+		}
+	}
+	if clearAt.IsZero() {
+		t.Fatal("no mark of the confirmation was pending at the clear")
+	}
+	heardMs := int((heard - start) / 8)
+	markMs := tr[0].AudioEndMs - sdkMarkLead
+	echoed := false
+	for _, e := range echoes {
+		if id, ms, ok := audioMark(e.Name); ok && id == tr[0].ItemID && ms == markMs && !e.Cleared && e.Time.Before(clearAt) {
+			echoed = true
+		}
+	}
+	if !echoed {
+		t.Errorf("audio_end_ms %d is not an echoed mark's position + %d ms", tr[0].AudioEndMs, sdkMarkLead)
+	}
+	lag := clearAt.Sub(started.At)
+	lo := heardMs - int(realtime.DefaultChunk/time.Millisecond) - int(lag/time.Millisecond) - 2*int(audio.FrameDuration/time.Millisecond)
+	if markMs > heardMs || markMs < lo {
+		t.Errorf("audio_end_ms %d: want its mark position %d within [%d, %d] (the caller had heard %d ms at the clear, %v after speech_started)",
+			tr[0].AudioEndMs, markMs, lo, heardMs, heardMs, lag)
+	}
+	t.Logf("barge-in: caller heard %d ms of the confirmation at the clear; truncate audio_end_ms %d (mark %d + %d); speech_started -> clear at the caller %v",
+		heardMs, tr[0].AudioEndMs, markMs, sdkMarkLead, lag.Round(time.Millisecond))
+
+	// The answer to the interruption was played out to its done mark.
+	if len(items) < 2 {
+		t.Fatalf("%d replies, want the answer to the interruption too", len(items))
+	}
+	last := false
+	for _, e := range echoes {
+		if strings.HasPrefix(e.Name, "done:"+items[1]+":") && !e.Cleared {
+			last = true
+		}
+	}
+	if !last {
+		t.Errorf("the answer to the interruption (%s) was not played out to its done mark", items[1])
+	}
+}
+
+// checkScore: the scorer's verdicts are the scenario's expected ones. The
+// confirmation axis depends on what pocketsphinx made of the agent's
+// audio; so the history is also scored with the words the fake actually
+// spoke in place of the transcripts: with perfect hearing every axis must
+// be as expected. What the recognizer heard may leave axis 6 unknown; it
+// must never fail a true confirmation, which is asserted only with
+// CALLPROOF_ASR_ACCURACY set while the recognizer still mishears numbers.
+func (c *call) checkScore() {
+	t := c.t
+	ex := c.sc.Scenario.Expected
+	want := map[scorer.Axis]bool{
+		scorer.Captured: ex.Captured, scorer.ActiveStateCorrect: ex.ActiveStateCorrect,
+		scorer.ToolArgsCorrect: ex.ToolArgsCorrect, scorer.StaleWritePrevented: ex.StaleWritePrevented,
+		scorer.BackendCorrect: ex.BackendCorrect, scorer.ConfirmationMatchesBackend: ex.ConfirmationMatchesBackend,
+	}
+	verdict := func(ok bool) scorer.Verdict {
+		if ok {
+			return scorer.Pass
+		}
+		return scorer.Fail
+	}
+	oracle := scorer.Score(spokenWords(c.res.History, c.replyTranscripts()))
+	for _, r := range oracle.Axes {
+		if r.Verdict != verdict(want[r.Axis]) {
+			t.Errorf("with the words spoken: %s %s, want %s: %v", r.Axis, r.Verdict, verdict(want[r.Axis]), r.Findings)
+		}
+	}
+	got := c.res.Score
+	for _, r := range got.Axes {
+		w := verdict(want[r.Axis])
+		switch {
+		case r.Verdict == w:
+		case r.Axis == scorer.ConfirmationMatchesBackend && r.Verdict == scorer.Unknown:
+			t.Logf("%s unknown with the words heard (the recognizer's limit, not a verdict): %v", r.Axis, r.Findings)
+		case r.Axis == scorer.ConfirmationMatchesBackend && os.Getenv("CALLPROOF_ASR_ACCURACY") == "":
+			// TODO(hearing): misheard words (a number the agent never
+			// said) make a true confirmation fail. The harness's part is
+			// proven above with the words spoken; the recognizer's
+			// accuracy is asserted with CALLPROOF_ASR_ACCURACY=1, as in
+			// callsim/hearing.
+			t.Logf("TODO(hearing): %s %s with the words heard, want %s (set CALLPROOF_ASR_ACCURACY=1 to fail on it): %v", r.Axis, r.Verdict, w, r.Findings)
+		default:
+			t.Errorf("%s %s, want %s: %v", r.Axis, r.Verdict, w, r.Findings)
+		}
+	}
+	for _, e := range events(c.res.History, trace.KindAgentSpeechText) {
+		a := e.Data.(*trace.AgentSpeech)
+		t.Logf("heard %s: %q", a.Utterance, a.Text)
+	}
+}
+
+// replyTranscripts are the fake's words per reply item, in order.
+func (c *call) replyTranscripts() []string {
+	var out []string
+	for _, e := range c.evs {
+		if e.Dir == realtime.FromServer && e.Type == "response.output_item.done" {
+			var m struct {
+				Item struct {
+					Type    string `json:"type"`
+					Content []struct {
+						Transcript string `json:"transcript"`
+					} `json:"content"`
+				} `json:"item"`
+			}
+			if json.Unmarshal(e.Raw, &m) == nil && m.Item.Type == "message" && len(m.Item.Content) > 0 {
+				out = append(out, m.Item.Content[0].Transcript)
+			}
+		}
+	}
+	return out
+}
+
+// checkAudio: the turn-taking the caller measured on its frame clock, and
+// the recording.
+func (c *call) checkAudio(recordings string) {
+	t := c.t
+	end := c.res.History.End()
+	if end == nil || end.Audio == nil {
+		t.Fatal("call.end has no audio diagnostics")
+	}
+	a := end.Audio
+	if a.FalseYields != 0 {
+		t.Errorf("%d false yields", a.FalseYields)
+	}
+	if c.exp.barge {
+		if a.BargeIns != 1 || len(a.Yields) != 1 {
+			t.Errorf("barge-ins %d, yields %v: want one of each", a.BargeIns, a.Yields)
+		} else if a.Yields[0] > 1500*time.Millisecond {
+			t.Errorf("yield latency %v, over the scorer's 1.5 s bound", a.Yields[0])
+		} else if st := stepSpeech(c.res.History, "interrupt", trace.KindCallerSpeechFinal); st != nil {
+			// The caller's yield clock starts at its utterance's first
+			// frame; flite's audio opens with quiet the fake's detector
+			// cannot hear.
+			quiet := c.leadingQuiet(st.Data.(*trace.CallerSpeech).Text)
+			t.Logf("yield %v: the caller's own leading quiet %v, then %v to the clear",
+				a.Yields[0], quiet, a.Yields[0]-quiet)
+		}
+	} else if a.BargeIns != 0 {
+		t.Errorf("%d barge-ins in a call without one", a.BargeIns)
+	}
+	if len(a.Responses) != c.exp.turns {
+		t.Errorf("response latencies %v: want one per turn (%d)", a.Responses, c.exp.turns)
+	}
+	if a.Recording == "" {
+		t.Error("no recording")
+	} else if _, err := os.Stat(filepath.Join(recordings, filepath.Base(a.Recording))); err != nil {
+		t.Error(err)
+	}
+	t.Logf("audio: %d frames, lateness p50 %v p99 %v max %v; responses %v; yields %v",
+		a.Frames, a.LatenessP50, a.LatenessP99, a.LatenessMax, a.Responses, a.Yields)
+	c.logTimings()
+}
+
+// leadingQuiet is how long the caller's utterance of text runs before its
+// first frame loud enough for the fake's detector.
+func (c *call) leadingQuiet(text string) time.Duration {
+	pcm, err := c.voice.Speech(context.Background(), text)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for i, f := range audio.Frames(pcm) {
+		var sum float64
+		for _, x := range f {
+			sum += float64(x) * float64(x)
+		}
+		if math.Sqrt(sum/float64(len(f))) >= realtime.DefaultThreshold {
+			return time.Duration(i) * audio.FrameDuration
+		}
+	}
+	return pcm.Duration()
+}
+
+// logTimings logs the agent's latencies, measured at the fake (wall
+// clock) and in the history (call clock).
+func (c *call) logTimings() {
+	t := c.t
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	h := c.res.History
+	if stop := nth(c.evs, realtime.FromServer, "input_audio_buffer.speech_stopped", 1); stop != nil {
+		if create := first(c.evs, realtime.FromClient, "response.create", nil); create != nil {
+			t.Logf("speech_stopped -> response.create (tool round trip) %s", ms(create.At.Sub(stop.At)))
+		}
+	}
+	if rcv, rsp := events(h, trace.KindToolReceived), events(h, trace.KindToolResponded); len(rcv) > 0 && len(rsp) > 0 {
+		t.Logf("tool.received -> tool.responded %s", ms(rsp[0].At-rcv[0].At))
+	}
+	if rsp, sp := events(h, trace.KindToolResponded), events(h, trace.KindAgentSpeechStart); len(rsp) > 0 && len(sp) > 0 {
+		t.Logf("tool.responded -> agent.speech_start %s", ms(sp[0].At-rsp[0].At))
+	}
+	if c.exp.barge {
+		if st, cl := stepSpeech(h, "interrupt", trace.KindCallerSpeechStart), events(h, trace.KindAgentClear); st != nil && len(cl) > 0 {
+			t.Logf("caller.speech_start (interrupt) -> agent.clear %s", ms(cl[0].At-st.At))
+		}
+	}
+}
+
+// ---- history helpers ----
+
+func events(h *trace.History, kind trace.Kind) []trace.Event {
+	var out []trace.Event
+	for _, e := range h.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// stepSpeech is the caller speech event of kind for a script step.
+func stepSpeech(h *trace.History, step string, kind trace.Kind) *trace.Event {
+	for i, e := range h.Events {
+		if d, ok := e.Data.(*trace.CallerSpeech); ok && e.Kind == kind && d.Step == step {
+			return &h.Events[i]
+		}
+	}
+	return nil
+}
+
+// spokenWords is h with each agent utterance's transcript replaced by the
+// words the model spoke (utterance k, in order, is reply k).
+func spokenWords(h *trace.History, replies []string) *trace.History {
+	out := h.Clone()
+	order := map[string]int{}
+	for _, e := range out.Events {
+		if d, ok := e.Data.(*trace.AgentSpeech); ok && e.Kind == trace.KindAgentSpeechStart {
+			order[d.Utterance] = len(order)
+		}
+	}
+	for i, e := range out.Events {
+		d, ok := e.Data.(*trace.AgentSpeech)
+		if !ok || e.Kind != trace.KindAgentSpeechText {
+			continue
+		}
+		if k, ok := order[d.Utterance]; ok && k < len(replies) {
+			out.Events[i].Data = &trace.AgentSpeech{Utterance: d.Utterance, Text: replies[k]}
+		}
+	}
+	return out
+}
+
+func faultOf(c *scenarios.Compiled) string {
+	if len(c.Faults) > 0 {
+		return string(c.Faults[0].Kind)
+	}
+	return ""
+}
+
+func only(t *testing.T, cases []*scenarios.Compiled, id string) []*scenarios.Compiled {
 	t.Helper()
-	if want := "/calls/" + interopCallID + "/tools/update_order"; p.path != want {
-		t.Errorf("tool POST path = %q, want %q", p.path, want)
+	out, err := harness.Select(cases, []string{id})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := "Bearer " + interopToken; p.header.Get("Authorization") != want {
-		t.Errorf("tool POST Authorization = %q, want %q", p.header.Get("Authorization"), want)
+	return out
+}
+
+// historyTrace is h one event a line, for failure reports.
+func historyTrace(h *trace.History) string {
+	var b strings.Builder
+	for _, e := range h.Events {
+		data, _ := json.Marshal(e.Data)
+		if len(data) > 300 {
+			data = append(data[:300], "…"...)
+		}
+		fmt.Fprintf(&b, "#%-3d %7dms %-8s %-22s %s\n", e.Seq, e.At.Milliseconds(), e.Source, e.Kind, data)
 	}
-	if p.header.Get("Idempotency-Key") == "" {
-		t.Error("tool POST has no Idempotency-Key (update_order is consequential)")
+	return b.String()
+}
+
+// ---- the caller's connections ----
+
+// capture is harness's Twilio transport, keeping each call's connection
+// so the test can read what the caller played (twilio.Conn.Echoes). The
+// connection itself is handed on untouched, with all its capabilities.
+type capture struct {
+	*twilio.Transport
+	mu    sync.Mutex
+	conns map[string]*twilio.Conn
+}
+
+func (c *capture) ForCall(s callsim.CallSetup) callsim.Transport {
+	return &captureCall{inner: c.Transport.ForCall(s), id: s.ID, c: c}
+}
+
+func (c *capture) get(id string) *twilio.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.conns[id]
+}
+
+type captureCall struct {
+	inner callsim.Transport
+	id    string
+	c     *capture
+}
+
+func (t *captureCall) Dial(ctx context.Context, url string) (callsim.Conn, error) {
+	conn, err := t.inner.Dial(ctx, url)
+	if tc, ok := conn.(*twilio.Conn); ok && err == nil {
+		t.c.mu.Lock()
+		t.c.conns[t.id] = tc
+		t.c.mu.Unlock()
 	}
-	var got map[string]any
-	if err := json.Unmarshal(p.body, &got); err != nil {
-		t.Fatalf("tool POST body %q: %v", p.body, err)
+	return conn, err
+}
+
+// audioMark reads the SDK's audio mark name <item>:<ms sent>:g<n>:m<n>.
+func audioMark(name string) (item string, ms int, ok bool) {
+	parts := strings.Split(name, ":")
+	if len(parts) != 4 || parts[0] == "done" {
+		return "", 0, false
 	}
-	// The scripted arguments, the null quantity dropped.
-	want := map[string]any{"order_number": "5590", "delivery_date": "2026-12-03"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("tool POST body = %v, want %v", got, want)
+	ms, err := strconv.Atoi(parts[1])
+	return parts[0], ms, err == nil
+}
+
+// ---- fake event helpers ----
+
+func lastConn(evs []realtime.Event) int {
+	n := 0
+	for _, e := range evs {
+		n = max(n, e.Conn)
 	}
+	return n
+}
+
+func connEvents(evs []realtime.Event, conn int) []realtime.Event {
+	var out []realtime.Event
+	for _, e := range evs {
+		if e.Conn == conn {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // checkSession: the SDK dials with its Node headers and asks for μ-law both
@@ -191,14 +810,10 @@ func checkToolPost(t *testing.T, p toolRequest) {
 func checkSession(t *testing.T, evs []realtime.Event) {
 	t.Helper()
 	var conn struct {
-		Authorization string   `json:"authorization"`
-		Subprotocols  []string `json:"subprotocols"`
+		Authorization string `json:"authorization"`
 	}
-	for _, e := range evs {
-		if e.Dir == realtime.Note && e.Type == "connect" {
-			_ = json.Unmarshal(e.Raw, &conn)
-			break
-		}
+	if e := first(evs, realtime.Note, "connect", nil); e != nil {
+		_ = json.Unmarshal(e.Raw, &conn)
 	}
 	if conn.Authorization != "Bearer test" {
 		t.Errorf("Realtime connect Authorization = %q, want Bearer test", conn.Authorization)
@@ -233,159 +848,6 @@ func checkSession(t *testing.T, evs []realtime.Event) {
 	}
 }
 
-// checkToolRoundTrip: after the fake's function call the SDK sent the
-// call's output (the tools server's answer) and then asked for a response.
-func checkToolRoundTrip(t *testing.T, evs []realtime.Event) {
-	t.Helper()
-	var call struct {
-		Item struct {
-			Type   string `json:"type"`
-			CallID string `json:"call_id"`
-		} `json:"item"`
-	}
-	iCall := index(evs, realtime.FromServer, "response.output_item.done", func(e realtime.Event) bool {
-		_ = json.Unmarshal(e.Raw, &call)
-		return call.Item.Type == "function_call"
-	})
-	var out struct {
-		Item struct {
-			Type   string `json:"type"`
-			CallID string `json:"call_id"`
-			Output string `json:"output"`
-		} `json:"item"`
-	}
-	iOut := index(evs, realtime.FromClient, "conversation.item.create", func(e realtime.Event) bool {
-		_ = json.Unmarshal(e.Raw, &out)
-		return out.Item.Type == "function_call_output"
-	})
-	iCreate := index(evs, realtime.FromClient, "response.create", nil)
-	if iCall < 0 || iOut < 0 || iCreate < 0 || !(iCall < iOut && iOut < iCreate) {
-		t.Fatalf("function call %d, its output %d, response.create %d: want all, in this order", iCall, iOut, iCreate)
-	}
-	if out.Item.CallID != call.Item.CallID {
-		t.Errorf("function_call_output call_id = %q, want %q", out.Item.CallID, call.Item.CallID)
-	}
-	if !strings.Contains(out.Item.Output, `"ok":true`) {
-		t.Errorf("function_call_output = %q, want the tools server's answer", out.Item.Output)
-	}
-}
-
-// checkPlayout: the reply came as Twilio media frames on the start's
-// stream, each followed by a mark.
-func checkPlayout(t *testing.T, c *twilioCaller, replyBytes int) {
-	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.media == 0 || c.marks < c.media {
-		t.Errorf("media frames %d, marks %d: want a mark after every frame", c.media, c.marks)
-	}
-	if c.badSid > 0 {
-		t.Errorf("%d frames from the agent did not name stream %s", c.badSid, c.streamSid)
-	}
-	if len(c.unknown) > 0 {
-		t.Errorf("unexpected frames from the agent: %v", c.unknown)
-	}
-	if total := c.clears[0].played + c.clears[0].dropped; total > replyBytes {
-		t.Errorf("%d bytes of the first reply reached the caller, more than its %d", total, replyBytes)
-	}
-}
-
-// checkBargeIn: the truncate names the reply's item and its audio_end_ms
-// is where the caller's echoed marks put playout.
-//
-// The SDK computes audio_end_ms = (position of the last audio mark echoed
-// before it saw speech_started) + 50 ms, capped by the audio it sent. So
-// audio_end_ms - 50 must be the position of a mark the caller echoed before
-// the clear. And it must be close to the caller's own playout clock when
-// the clear arrived: no later than it, and no earlier than it by more than
-// one delta of audio (marks come once per delta, DefaultChunk), the time
-// speech_started took to come back as a clear (measured: the caller kept
-// playing meanwhile), one 20 ms playout tick, and one more tick for an echo
-// still on its way to the SDK when it took its snapshot.
-func checkBargeIn(t *testing.T, evs []realtime.Event, c *twilioCaller, replyStatus string) {
-	t.Helper()
-	tr := realtime.Truncates(evs)
-	if len(tr) != 1 {
-		t.Fatalf("%d truncates, want 1", len(tr))
-	}
-	// The interrupted reply is the second response (the first made the
-	// function call).
-	var done struct {
-		Response struct {
-			Status string `json:"status"`
-		} `json:"response"`
-	}
-	if e := nth(evs, realtime.FromServer, "response.done", 2); e == nil || json.Unmarshal(e.Raw, &done) != nil || done.Response.Status != replyStatus {
-		t.Errorf("interrupted reply's response.done status %q, want %q", done.Response.Status, replyStatus)
-	}
-	if i := index(evs, realtime.FromClient, "response.cancel", nil); i >= 0 {
-		t.Error("the SDK sent response.cancel though the session has interrupt_response")
-	}
-	var item struct {
-		Item struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
-		} `json:"item"`
-	}
-	if index(evs, realtime.FromServer, "response.output_item.added", func(e realtime.Event) bool {
-		_ = json.Unmarshal(e.Raw, &item)
-		return item.Item.Type == "message"
-	}) < 0 || tr[0].ItemID != item.Item.ID || tr[0].ContentIndex != 0 {
-		t.Errorf("truncate names item %q content %d, want the reply %q content 0", tr[0].ItemID, tr[0].ContentIndex, item.Item.ID)
-	}
-	started := nth(evs, realtime.FromServer, "input_audio_buffer.speech_started", 2)
-	if started == nil {
-		t.Fatal("no second speech_started")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	clr := c.clears[0]
-	lag := clr.at.Sub(started.At)
-	playedMs := bytesMs(clr.played)
-	endMs := tr[0].AudioEndMs
-	heard := false
-	for _, e := range c.echoes {
-		if !e.cleared && e.at.Before(clr.at) && bytesMs(e.pos)+50 == endMs {
-			heard = true
-		}
-	}
-	if !heard {
-		t.Errorf("audio_end_ms %d is not an echoed mark's position + 50 ms", endMs)
-	}
-	lo := playedMs - int(realtime.DefaultChunk/time.Millisecond) - int(lag/time.Millisecond) - 2*int(frameEvery/time.Millisecond)
-	if endMs-50 > playedMs || endMs-50 < lo {
-		t.Errorf("audio_end_ms %d: want its mark position %d within [%d, %d] (caller played %d ms at the clear, %v after speech_started)",
-			endMs, endMs-50, lo, playedMs, playedMs, lag)
-	}
-	t.Logf("barge-in: caller had played %d ms at the clear (%d ms dropped); truncate audio_end_ms %d; speech_started -> clear %v",
-		playedMs, bytesMs(clr.dropped), endMs, lag.Round(time.Millisecond))
-}
-
-func logTimings(t *testing.T, evs []realtime.Event, c *twilioCaller, post toolRequest) {
-	t.Helper()
-	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	if stop := nth(evs, realtime.FromServer, "input_audio_buffer.speech_stopped", 1); stop != nil {
-		t.Logf("speech_stopped -> tool POST %s", ms(post.at.Sub(stop.At)))
-	}
-	if create := first(evs, realtime.FromClient, "response.create", nil); create != nil {
-		t.Logf("tool POST -> response.create %s", ms(create.At.Sub(post.at)))
-		c.mu.Lock()
-		t.Logf("response.create -> first media at the caller %s", ms(c.firstMediaAt.Sub(create.At)))
-		c.mu.Unlock()
-	}
-	if started := nth(evs, realtime.FromServer, "input_audio_buffer.speech_started", 2); started != nil {
-		if tr := realtime.Truncates(evs); len(tr) > 0 {
-			t.Logf("speech_started -> truncate %s", ms(tr[0].At.Sub(started.At)))
-		}
-	}
-	c.mu.Lock()
-	t.Logf("caller: %d media frames and %d marks from the agent, %d echoes, first mark %q",
-		c.media, c.marks, len(c.echoes), c.firstMark)
-	c.mu.Unlock()
-}
-
-// ---- event helpers ----
-
 // eventTrace is evs one a line, runs of audio events collapsed, for
 // failure reports.
 func eventTrace(evs []realtime.Event) string {
@@ -395,7 +857,7 @@ func eventTrace(evs []realtime.Event) string {
 	}
 	t0, last, run := evs[0].At, "", 0
 	for _, e := range evs {
-		k := string(e.Dir) + " " + e.Type
+		k := fmt.Sprintf("c%d %s %s", e.Conn, e.Dir, e.Type)
 		if k == last && e.AudioBytes > 0 {
 			run++
 			continue
@@ -413,13 +875,18 @@ func eventTrace(evs []realtime.Event) string {
 	return b.String()
 }
 
-func index(evs []realtime.Event, dir realtime.Direction, typ string, pred func(realtime.Event) bool) int {
-	for i, e := range evs {
+func indexFrom(evs []realtime.Event, from int, dir realtime.Direction, typ string, pred func(realtime.Event) bool) int {
+	for i := max(from, 0); i < len(evs); i++ {
+		e := evs[i]
 		if e.Dir == dir && e.Type == typ && (pred == nil || pred(e)) {
 			return i
 		}
 	}
 	return -1
+}
+
+func index(evs []realtime.Event, dir realtime.Direction, typ string, pred func(realtime.Event) bool) int {
+	return indexFrom(evs, 0, dir, typ, pred)
 }
 
 func first(evs []realtime.Event, dir realtime.Direction, typ string, pred func(realtime.Event) bool) *realtime.Event {
@@ -440,407 +907,39 @@ func nth(evs []realtime.Event, dir realtime.Direction, typ string, n int) *realt
 	return nil
 }
 
-func msBytes(d time.Duration) int { return int(d.Milliseconds()) * 8 }
-func bytesMs(b int) int           { return b / 8 }
-
 // ---- the agent process ----
 
-func repoRoot(t *testing.T) string {
+// needNode finds node and the repository root, and installs the agent's
+// npm packages; without node the test is skipped. With node present, a
+// failed install is a failure: the interop test must run.
+func needNode(t *testing.T) (node, root string) {
 	t.Helper()
-	dir, err := filepath.Abs("../..")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found: the interop test needs Node 20+ (and npm) to run the OpenAI Agents SDK")
+	}
+	root, err = filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "agents", "openai-twilio", "server.mjs")); err != nil {
-		t.Fatalf("repository root not at %s: %v", dir, err)
+	if _, err := os.Stat(filepath.Join(root, "agents", "openai-twilio", "server.mjs")); err != nil {
+		t.Fatalf("repository root not at %s: %v", root, err)
 	}
-	return dir
-}
-
-// installNodeAgents runs scripts/install-node-agents.sh (a no-op when
-// node_modules is current). A failure fails the test: with node present the
-// interop test must run.
-func installNodeAgents(t *testing.T, root string) {
-	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "install-node-agents.sh"))
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/install-node-agents.sh: %v\n%s", err, out)
-	}
-}
-
-type agentProc struct {
-	cmd      *exec.Cmd
-	url      string
-	stderr   *lockedBuffer
-	exited   chan struct{}
-	exitCode int
-	once     sync.Once
-}
-
-func startAgent(t *testing.T, node, root, realtimeURL string) *agentProc {
-	t.Helper()
-	cmd := exec.Command(node, "server.mjs", "--port", "0")
-	cmd.Dir = filepath.Join(root, "agents", "openai-twilio")
-	cmd.Env = append(os.Environ(), "REALTIME_URL="+realtimeURL, "OPENAI_AGENTS_DISABLE_TRACING=1")
-	a := &agentProc{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = a.stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	if err := realtime.InstallNodeAgents(ctx, root); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				select {
-				case port <- p:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		a.exitCode = cmd.ProcessState.ExitCode()
-		close(a.exited)
-	}()
-	select {
-	case p := <-port:
-		a.url = "ws://127.0.0.1:" + p + "/media-stream"
-	case <-a.exited:
-		t.Fatalf("agent exited before listening:\n%s", a.log())
-	case <-time.After(startTimeout):
-		a.stop(t)
-		t.Fatalf("agent not listening within %v:\n%s", startTimeout, a.log())
+	return node, root
+}
+
+func startAgent(t *testing.T, node, root, realtimeURL string) *realtime.NodeAgent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	a, err := realtime.StartNodeAgent(ctx, node, root, realtimeURL)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return a
 }
-
-func (a *agentProc) log() string { return a.stderr.String() }
-
-// stop sends SIGTERM (then SIGKILL after 5 s) and returns the exit status.
-func (a *agentProc) stop(t *testing.T) int {
-	a.once.Do(func() {
-		_ = a.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-a.exited:
-		case <-time.After(5 * time.Second):
-			t.Errorf("agent still running 5 s after SIGTERM; killing it")
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-		}
-	})
-	<-a.exited
-	return a.exitCode
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// ---- the tools server ----
-
-type toolRequest struct {
-	at     time.Time
-	path   string
-	header http.Header
-	body   []byte
-}
-
-type toolsServer struct {
-	*httptest.Server
-	reqs chan toolRequest
-}
-
-func newToolsServer() *toolsServer {
-	s := &toolsServer{reqs: make(chan toolRequest, 16)}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-		select {
-		case s.reqs <- toolRequest{at: time.Now(), path: r.URL.Path, header: r.Header.Clone(), body: body}:
-		default:
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"ok":true,"record":{"table":"orders","key":"5590","version":2,"fields":{"delivery_date":"2026-12-03"}}}`)
-	}))
-	return s
-}
-
-func (s *toolsServer) next(ctx context.Context) (toolRequest, error) {
-	select {
-	case r := <-s.reqs:
-		return r, nil
-	case <-ctx.Done():
-		return toolRequest{}, ctx.Err()
-	}
-}
-
-// ---- a minimal Twilio Media Streams caller (scaffolding until
-// callsim/twilio replaces it) ----
-
-type mark struct {
-	name string
-	pos  int // bytes of agent audio queued before it
-}
-
-type echo struct {
-	mark
-	at      time.Time
-	cleared bool // echoed at once on clear, not reached by playout
-}
-
-type clearEv struct {
-	at      time.Time
-	played  int
-	dropped int
-}
-
-type twilioCaller struct {
-	ws        *websocket.Conn
-	streamSid string
-	speech    []byte // one 20 ms frame of caller "speech"
-	silence   []byte
-
-	wmu sync.Mutex
-	seq int
-
-	mu           sync.Mutex
-	speaking     int // frames of speech still to send
-	received     int // agent audio bytes queued (the queue is received - played)
-	played       int
-	pending      []mark
-	echoes       []echo
-	clears       []clearEv
-	media, marks int
-	badSid       int
-	firstMediaAt time.Time
-	firstMark    string
-	unknown      []string
-	changed      chan struct{}
-
-	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
-}
-
-func dialTwilio(t *testing.T, url string, params map[string]string) *twilioCaller {
-	t.Helper()
-	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
-	ws, _, err := d.Dial(url, nil)
-	if err != nil {
-		t.Fatalf("dial agent: %v", err)
-	}
-	c := &twilioCaller{
-		ws: ws, streamSid: "MZ00000000000000000000000000000001",
-		speech:  realtime.Tone(300, frameEvery, 8000),
-		silence: realtime.Silence(frameEvery),
-		changed: make(chan struct{}), quit: make(chan struct{}),
-	}
-	// Twilio sends connected (no sequence number) then start.
-	c.write(map[string]any{"event": "connected", "protocol": "Call", "version": "1.0.0"}, false)
-	c.write(map[string]any{"event": "start", "streamSid": c.streamSid, "start": map[string]any{
-		"accountSid": "AC00000000000000000000000000000001", "callSid": "CA00000000000000000000000000000001",
-		"streamSid": c.streamSid, "tracks": []string{"inbound"}, "customParameters": params,
-		"mediaFormat": map[string]any{"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
-	}}, true)
-	c.wg.Add(2)
-	go c.read()
-	go c.pump()
-	return c
-}
-
-// write sends one frame, numbering it when seq is set.
-func (c *twilioCaller) write(m map[string]any, seq bool) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if seq {
-		c.seq++
-		m["sequenceNumber"] = strconv.Itoa(c.seq)
-	}
-	b, _ := json.Marshal(m)
-	_ = c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	_ = c.ws.WriteMessage(websocket.TextMessage, b)
-}
-
-func (c *twilioCaller) echo(names []string) {
-	for _, n := range names {
-		c.write(map[string]any{"event": "mark", "streamSid": c.streamSid, "mark": map[string]any{"name": n}}, true)
-	}
-}
-
-func (c *twilioCaller) signalLocked() {
-	close(c.changed)
-	c.changed = make(chan struct{})
-}
-
-// say queues d of caller speech.
-func (c *twilioCaller) say(d time.Duration) {
-	c.mu.Lock()
-	c.speaking += int(d / frameEvery)
-	c.mu.Unlock()
-}
-
-func (c *twilioCaller) waitUntil(ctx context.Context, cond func(*twilioCaller) bool) error {
-	for {
-		c.mu.Lock()
-		ok, ch := cond(c), c.changed
-		c.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func (c *twilioCaller) echoedAfterClear() int {
-	n := 0
-	for _, e := range c.echoes {
-		if !e.cleared && len(c.clears) > 0 && e.at.After(c.clears[0].at) {
-			n++
-		}
-	}
-	return n
-}
-
-// pump sends a media frame every 20 ms (speech or silence, with Twilio's
-// string counters) and plays agent audio out at the same pace, echoing each
-// mark when playout reaches it.
-func (c *twilioCaller) pump() {
-	defer c.wg.Done()
-	tick := time.NewTicker(frameEvery)
-	defer tick.Stop()
-	for chunk := 1; ; chunk++ {
-		select {
-		case <-c.quit:
-			return
-		case <-tick.C:
-		}
-		c.mu.Lock()
-		payload := c.silence
-		if c.speaking > 0 {
-			c.speaking--
-			payload = c.speech
-		}
-		c.played += min(frameBytes, c.received-c.played)
-		var due []string
-		for len(c.pending) > 0 && c.pending[0].pos <= c.played {
-			m := c.pending[0]
-			c.pending = c.pending[1:]
-			c.echoes = append(c.echoes, echo{mark: m, at: time.Now()})
-			due = append(due, m.name)
-		}
-		c.signalLocked()
-		c.mu.Unlock()
-		c.write(map[string]any{"event": "media", "streamSid": c.streamSid, "media": map[string]any{
-			"track": "inbound", "chunk": strconv.Itoa(chunk),
-			"timestamp": strconv.Itoa((chunk - 1) * int(frameEvery/time.Millisecond)),
-			"payload":   base64.StdEncoding.EncodeToString(payload),
-		}}, true)
-		c.echo(due)
-	}
-}
-
-// read takes the agent's media (queued for playout), marks (queued behind
-// the audio before them) and clear (queue dropped, pending marks echoed at
-// once).
-func (c *twilioCaller) read() {
-	defer c.wg.Done()
-	for {
-		_, b, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		var m struct {
-			Event     string `json:"event"`
-			StreamSid string `json:"streamSid"`
-			Media     struct {
-				Payload string `json:"payload"`
-			} `json:"media"`
-			Mark struct {
-				Name string `json:"name"`
-			} `json:"mark"`
-		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			c.mu.Lock()
-			c.unknown = append(c.unknown, string(b))
-			c.mu.Unlock()
-			continue
-		}
-		var due []string
-		c.mu.Lock()
-		if m.StreamSid != c.streamSid {
-			c.badSid++
-		}
-		switch m.Event {
-		case "media":
-			audio, _ := base64.StdEncoding.DecodeString(m.Media.Payload)
-			if c.media == 0 {
-				c.firstMediaAt = time.Now()
-			}
-			c.media++
-			c.received += len(audio)
-		case "mark":
-			if c.marks == 0 {
-				c.firstMark = m.Mark.Name
-			}
-			c.marks++
-			c.pending = append(c.pending, mark{name: m.Mark.Name, pos: c.received})
-		case "clear":
-			now := time.Now()
-			c.clears = append(c.clears, clearEv{at: now, played: c.played, dropped: c.received - c.played})
-			c.received = c.played
-			for _, p := range c.pending {
-				c.echoes = append(c.echoes, echo{mark: p, at: now, cleared: true})
-				due = append(due, p.name)
-			}
-			c.pending = nil
-		default:
-			c.unknown = append(c.unknown, m.Event)
-		}
-		c.signalLocked()
-		c.mu.Unlock()
-		c.echo(due)
-	}
-}
-
-// hangup sends stop and closes the socket.
-func (c *twilioCaller) hangup() {
-	c.once.Do(func() {
-		close(c.quit)
-		c.write(map[string]any{"event": "stop", "streamSid": c.streamSid, "stop": map[string]any{
-			"accountSid": "AC00000000000000000000000000000001", "callSid": "CA00000000000000000000000000000001",
-		}}, true)
-		c.wmu.Lock()
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-		c.wmu.Unlock()
-		_ = c.ws.Close()
-	})
-	c.wg.Wait()
-}
-
-func (c *twilioCaller) close() { c.hangup() }

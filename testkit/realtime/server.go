@@ -21,12 +21,12 @@ const closeWait = 3 * time.Second
 
 // Server is a fake Realtime server on a loopback port.
 type Server struct {
-	script Script
-	http   *httptest.Server
-	up     websocket.Upgrader
-	rec    *recorder
+	http *httptest.Server
+	up   websocket.Upgrader
+	rec  *recorder
 
 	mu     sync.Mutex
+	script Script // for new connections
 	conns  map[*session]struct{}
 	nconn  int
 	closed bool
@@ -49,6 +49,15 @@ func NewServer(script Script) *Server {
 	}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// SetScript makes connections accepted from now on play script;
+// connections already open keep theirs. It lets one client process (an
+// agent dialled once per call) meet differently scripted models in turn.
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	s.script = script.withDefaults()
+	s.mu.Unlock()
 }
 
 // URL is the WebSocket URL to give the client, e.g. as session.connect's
@@ -100,7 +109,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.nconn++
-	c := newSession(s.nconn, ws, s.script, s.rec)
+	c := newSession(s.nconn, ws, s.script, s.rec) // s.script is read under s.mu
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
