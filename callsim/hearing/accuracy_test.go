@@ -41,7 +41,7 @@ func TestEntityAccuracy(t *testing.T) {
 		name                                      string
 		ents, hits, sents, exact, wrong, snapped  int
 		uncertain, confidentlyWrong, flaggedWrong int
-		flaggedRight                              int
+		flaggedRight, valFlagWrong, valFlagRight  int
 		kindHit, kindAll                          map[string]int
 		decode                                    time.Duration
 	}
@@ -110,6 +110,13 @@ func TestEntityAccuracy(t *testing.T) {
 				if exact {
 					rw.exact++
 				}
+				if valuesDisagree(g, res) {
+					if exact {
+						rw.valFlagRight++
+					} else {
+						rw.valFlagWrong++
+					}
+				}
 				if h.Uncertain {
 					rw.uncertain++
 					if !exact {
@@ -139,16 +146,27 @@ func TestEntityAccuracy(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d utterances (%d with a code no record holds), decoder args %q %q, cross-check %v, mirror %v\n",
 		len(samples), rows[0].wrong, decoderArgs(defaultTuning(), r.Args), decoderArgs(checkTuning(), r.Args), r.CrossCheck, r.mirrorGain())
-	fmt.Fprintf(&b, "| voice/codes | entities | sentences exact | code | date | time | amount | count | value | wrong code snapped | wrong: flagged / not | right: flagged | decode s/utt |\n")
+	fmt.Fprintf(&b, "| voice/codes | entities | sentences exact | code | date | time | amount | count | value | wrong code snapped | not exact: flagged / not (flagged on values alone) | exact: flagged (on values alone) | decode s/utt |\n")
 	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rw := range rows {
 		fmt.Fprintf(&b, "| %s | %d/%d = %.2f | %d/%d = %.2f |", rw.name, rw.hits, rw.ents, ratio(rw.hits, rw.ents), rw.exact, rw.sents, ratio(rw.exact, rw.sents))
 		for _, k := range []string{KindCode, KindDate, KindTime, KindAmount, KindCount, KindValue} {
 			fmt.Fprintf(&b, " %d/%d |", rw.kindHit[k], rw.kindAll[k])
 		}
-		fmt.Fprintf(&b, " %d/%d | %d / %d | %d | %.1f |\n", rw.snapped, rw.wrong, rw.flaggedWrong, rw.confidentlyWrong, rw.flaggedRight, rw.decode.Seconds()/float64(rw.sents))
+		fmt.Fprintf(&b, " %d/%d | %d / %d (%d) | %d (%d) | %.1f |\n", rw.snapped, rw.wrong, rw.flaggedWrong, rw.confidentlyWrong, rw.valFlagWrong,
+			rw.flaggedRight, rw.valFlagRight, rw.decode.Seconds()/float64(rw.sents))
 	}
 	t.Log(b.String())
+}
+
+// valuesDisagree is the cross-check on values alone (without claim
+// words), to show what each half of Hear's test contributes.
+func valuesDisagree(g *Grammar, res Result) bool {
+	if res.Check == nil {
+		return false
+	}
+	a, b := g.Normalize(res.Words), g.Normalize(res.Check)
+	return a.Uncertain || b.Uncertain || !sameEntities(a.Entities, b.Entities)
 }
 
 func wantCode(es []Entity) string {

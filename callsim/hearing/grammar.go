@@ -14,10 +14,11 @@ import (
 // counts, field values). Build it with BuildGrammar; it is read-only
 // afterwards and safe to share.
 type Grammar struct {
-	words    []string   // free vocabulary, sorted; no number words except "one"
-	codes    []string   // record codes, canonical (lower-case letters and digits)
-	codeLens []int      // lengths of all-digit codes: the generic code rule's lengths
-	values   [][]string // text field values and enum values, as word phrases
+	words    []string        // free vocabulary, sorted; no number words except "one"
+	cues     map[string]bool // words a claim turns on: verb forms, negations, completion words
+	codes    []string        // record codes, canonical (lower-case letters and digits)
+	codeLens []int           // lengths of all-digit codes: the generic code rule's lengths
+	values   [][]string      // text field values and enum values, as word phrases
 }
 
 // BuildGrammar derives a grammar from what the call can talk about: its
@@ -25,8 +26,17 @@ type Grammar struct {
 // the verb families of their effects), its starting records (keys and
 // field values) and a fixed vocabulary of confirmation and refusal words.
 func BuildGrammar(tools []trace.ToolSpec, records []trace.Record) *Grammar {
-	g := &Grammar{}
+	g := &Grammar{cues: map[string]bool{}}
 	words := map[string]bool{}
+	addVerb := func(v string) {
+		for _, f := range verbForms(v) {
+			words[f] = true
+			g.cues[f] = true
+		}
+	}
+	for _, w := range claimCues() {
+		g.cues[w] = true
+	}
 	addWords := func(s string) {
 		for _, w := range wordsOf(s) {
 			words[w] = true
@@ -36,9 +46,7 @@ func BuildGrammar(tools []trace.ToolSpec, records []trace.Record) *Grammar {
 		words[w] = true
 	}
 	for _, v := range restoreVerbs() {
-		for _, f := range verbForms(v) {
-			words[f] = true
-		}
+		addVerb(v)
 	}
 	effects := map[string]bool{}
 	for _, t := range tools {
@@ -62,9 +70,14 @@ func BuildGrammar(tools []trace.ToolSpec, records []trace.Record) *Grammar {
 	}
 	for e := range effects {
 		for _, v := range effectVerbs(e) {
-			for _, f := range verbForms(v) {
-				words[f] = true
-			}
+			addVerb(v)
+		}
+	}
+	for _, t := range tools {
+		// The tool's own verb ("reschedule_booking", "refund_deposit"):
+		// forms the dictionary lacks ("finded") are left out when rendered.
+		if ws := wordsOf(splitName(t.Name)); len(ws) > 0 && t.Consequential && t.Effect != trace.EffectRead {
+			addVerb(ws[0])
 		}
 	}
 	lens := map[int]bool{}

@@ -98,11 +98,26 @@ func (g *Grammar) Hear(res Result) Heard {
 		return h
 	}
 	c := g.Normalize(res.Check)
-	if !sameEntities(h.Entities, c.Entities) {
+	switch {
+	case !sameEntities(h.Entities, c.Entities):
 		h.Uncertain = true
-		h.Why = fmt.Sprintf("two decodes disagree: %v and %v", h.Entities, c.Entities)
+		h.Why = fmt.Sprintf("two decodes disagree on the values: %v and %v", h.Entities, c.Entities)
+	case !slices.Equal(g.cueWords(res.Words), g.cueWords(res.Check)):
+		h.Uncertain = true
+		h.Why = fmt.Sprintf("two decodes disagree on the claim words: %v and %v", g.cueWords(res.Words), g.cueWords(res.Check))
 	}
 	return h
+}
+
+// cueWords lists, in order, the words of ws a claim turns on.
+func (g *Grammar) cueWords(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		if g.cues[w] {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // sameEntities compares as multisets.

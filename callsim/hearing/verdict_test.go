@@ -36,11 +36,12 @@ func TestVerdicts(t *testing.T) {
 	for _, voice := range voices {
 		counts := map[string]int{}
 		contract := map[string]int{}
+		valContract := map[string]int{}
 		utts, uncertain := 0, 0
 		for _, f := range files {
 			h := readHistory(t, f)
 			orig := axis6(scorer.Score(h))
-			heard, unc, n, lastUnc := hearHistory(t, r, voice, h)
+			heard, unc, n, lastUnc, lastValUnc := hearHistory(t, r, voice, h)
 			utts += n
 			uncertain += unc
 			got := axis6(scorer.Score(heard))
@@ -51,11 +52,17 @@ func TestVerdicts(t *testing.T) {
 				withContract = scorer.Unknown
 			}
 			contract[string(orig)+"→"+string(withContract)]++
+			withVal := got
+			if lastValUnc {
+				withVal = scorer.Unknown
+			}
+			valContract[string(orig)+"→"+string(withVal)]++
 			if orig != got || lastUnc {
 				t.Logf("%s: %s → %s (uncertain after the caller's last words: %v)", filepath.Base(f), orig, got, lastUnc)
 			}
 		}
-		t.Logf("voice %s: %d calls, %d agent utterances (%d uncertain)\n\traw: %v\n\twith contract: %v", voice, len(files), utts, uncertain, fmtCounts(counts), fmtCounts(contract))
+		t.Logf("voice %s: %d calls, %d agent utterances (%d uncertain)\n\traw: %v\n\twith contract: %v\n\twith contract, values-only cross-check: %v",
+			voice, len(files), utts, uncertain, fmtCounts(counts), fmtCounts(contract), fmtCounts(valContract))
 	}
 }
 
@@ -98,7 +105,7 @@ func readHistory(t *testing.T, path string) *trace.History {
 // hearHistory returns a copy of h whose agent speech is what the
 // recognizer heard, how many utterances were uncertain, how many there
 // were, and whether one that ended after the caller's last words was.
-func hearHistory(t *testing.T, r *Recognizer, voice string, h *trace.History) (*trace.History, int, int, bool) {
+func hearHistory(t *testing.T, r *Recognizer, voice string, h *trace.History) (*trace.History, int, int, bool, bool) {
 	t.Helper()
 	start := h.Start()
 	g := BuildGrammar(start.Tools, start.Records)
@@ -115,8 +122,8 @@ func hearHistory(t *testing.T, r *Recognizer, voice string, h *trace.History) (*
 		}
 	}
 	type heard struct {
-		text string
-		unc  bool
+		text     string
+		unc, val bool // Hear's Uncertain; the values-only cross-check's
 	}
 	got := map[string]heard{}
 	var mu sync.Mutex
@@ -139,13 +146,13 @@ func hearHistory(t *testing.T, r *Recognizer, voice string, h *trace.History) (*
 			}
 			hd := g.Hear(res)
 			mu.Lock()
-			got[id] = heard{hd.Text, hd.Uncertain}
+			got[id] = heard{hd.Text, hd.Uncertain, valuesDisagree(g, res)}
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	out := &trace.History{Call: h.Call}
-	unc, lastUnc := 0, false
+	unc, lastUnc, lastVal := 0, false, false
 	for _, hd := range got {
 		if hd.unc {
 			unc++
@@ -157,12 +164,13 @@ func hearHistory(t *testing.T, r *Recognizer, voice string, h *trace.History) (*
 			if c.Text != "" {
 				c.Text = got[d.Utterance].text
 			}
-			if e.Kind == trace.KindAgentSpeechEnd && e.Seq > lastCaller && got[d.Utterance].unc {
-				lastUnc = true
+			if e.Kind == trace.KindAgentSpeechEnd && e.Seq > lastCaller {
+				lastUnc = lastUnc || got[d.Utterance].unc
+				lastVal = lastVal || got[d.Utterance].val
 			}
 			e.Data = &c
 		}
 		out.Events = append(out.Events, e)
 	}
-	return out, unc, len(final), lastUnc
+	return out, unc, len(final), lastUnc, lastVal
 }

@@ -23,6 +23,15 @@ unable until up wait was wasn't we we'll we're we've went were whether while
 will with won't would yes yet you you're your`)
 }
 
+// claimCues are the words besides verbs that decide what the claim
+// reader takes an utterance to claim: negations, completion and hedge
+// words. Two decodes that differ on them may read as different claims.
+func claimCues() []string {
+	return strings.Fields(`not no never nothing none cannot can't couldn't won't didn't don't haven't
+hasn't wasn't isn't unable failed done confirmed processed through gone taken still already back
+undo may might should sure whether pending processing checking`)
+}
+
 // effectVerbs are the verbs agents most often confirm an effect with
 // (update, create, delete). The claim reader knows more synonyms, but each
 // short word in the free loop is one more place for a misheard sound to
