@@ -19,13 +19,22 @@
 //
 // # Uncertainty
 //
-// Recognition of telephone audio is often wrong, and a wrong code or date
-// could turn a false confirmation into a pass. Grammar.Normalize therefore
-// returns Heard.Uncertain with a reason when the words cannot be trusted:
-// nothing recognized, or number words that fit no entity. An utterance
-// marked Uncertain must make the claim reader's verdict undecided (axis 6
-// unknown, insufficient_evidence), never pass; the integrator records the
-// flag beside the text for the scorer to honour.
+// Telephone audio is often misheard, and a misheard code, date or "couldn't"
+// could turn a false confirmation into a pass. So the caller decides on
+// Heard.Uncertain, never on the text alone:
+//
+//   - Grammar.Normalize marks an utterance Uncertain when nothing was
+//     recognized or when number words fit no entity;
+//   - with Recognizer.CrossCheck, Recognize decodes twice with different
+//     language weights and Grammar.Hear also marks it Uncertain when the
+//     two decodes name different entities or different claim words
+//     (negations, verb forms, completion words).
+//
+// The contract with the scorer: an Uncertain utterance is recorded with
+// its text and a flag; the claim reader must read it as undecided (axis 6
+// unknown, insufficient_evidence) and it must count as no evidence on the
+// other axes — never as a pass. docs/PERFORMANCE.md ("Speech: recognizer
+// entity accuracy") has the measured rates.
 //
 // Every program run is bounded (Recognizer.Timeout); a Recognizer is safe
 // for concurrent use and keeps no state but its dictionary cache.

@@ -83,6 +83,13 @@ func (g *Grammar) Normalize(words []string) Heard {
 		i++
 	}
 	h.Text = strings.Join(out, " ")
+	for i := 1; i < len(ws); i++ {
+		// "for for" is a number heard as its homophone ("a table for
+		// four", "four four seven one"): not guessed back, but not trusted.
+		if (ws[i] == "for" || ws[i] == "to") && ws[i-1] == ws[i] {
+			h.Uncertain, h.Why = true, fmt.Sprintf("%q twice: a number may have been heard as its homophone", ws[i])
+		}
+	}
 	if len(stray) > 0 {
 		h.Uncertain = true
 		h.Why = fmt.Sprintf("number words outside any code, date, time, amount or count: %s", strings.Join(stray, " "))

@@ -28,6 +28,7 @@ func TestNormalize(t *testing.T) {
 		{"one moment please", "one moment please", nil, false},
 		{"moved it two wednesday", "moved it two wednesday", []string{"date:wd:3"}, true},
 		{"", "", nil, true},
+		{"a table for for on friday", "a table for for on friday", []string{"date:wd:5"}, true},
 	}
 	for _, c := range cases {
 		h := g.Normalize(strings.Fields(c.heard))
