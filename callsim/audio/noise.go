@@ -22,6 +22,11 @@ import (
 //   - "tv": TV babble for all of d: two talkers' worth of speech-shaped
 //     noise (voiced pulses and noise through moving formants, in 100–300
 //     ms syllables with pauses), -24 dBFS RMS over d.
+//   - "music": background music for all of d: a melody of plucked notes
+//     (a fundamental and four decaying harmonics) over a sustained chord,
+//     a note every 250–500 ms; -26 dBFS RMS over d.
+//   - "traffic": passing road traffic for all of d: low-passed rumble
+//     that swells and fades as vehicles pass every 1–3 s; -28 dBFS RMS.
 //   - "hum": steady mains hum for all of d, 60 Hz for even seeds and 50 Hz
 //     for odd ones, with its odd harmonics; -30 dBFS RMS. "hum50" and
 //     "hum60" fix the frequency.
@@ -40,6 +45,10 @@ func noiseGen(kind string, seed int64) func(n int, rng *rand.Rand) PCM {
 			return func(n int, rng *rand.Rand) PCM { return hum(n, 50, rng) }
 		}
 		return func(n int, rng *rand.Rand) PCM { return hum(n, 60, rng) }
+	case "music":
+		return music
+	case "traffic":
+		return traffic
 	case "hum50":
 		return func(n int, rng *rand.Rand) PCM { return hum(n, 50, rng) }
 	case "hum60":
@@ -50,7 +59,7 @@ func noiseGen(kind string, seed int64) func(n int, rng *rand.Rand) PCM {
 
 // NoiseKinds lists the kinds Noise accepts, sorted.
 func NoiseKinds() []string {
-	return []string{"cough", "door", "hum", "hum50", "hum60", "tv"}
+	return []string{"cough", "door", "hum", "hum50", "hum60", "music", "traffic", "tv"}
 }
 
 // Noise generates d of background noise of the given kind (see NoiseKinds
@@ -274,4 +283,51 @@ func hum(n int, f0 float64, rng *rand.Rand) PCM {
 		x[i] = v + 0.002*rng.NormFloat64()
 	}
 	return scaleTo(x, -30)
+}
+
+// music plays a random walk over a pentatonic scale above a held chord.
+func music(n int, rng *rand.Rand) PCM {
+	x := make([]float64, n)
+	scale := []float64{262, 294, 330, 392, 440, 523, 587, 659}
+	root := scale[rng.IntN(3)] / 2
+	for i := range x {
+		t := float64(i) / rateF
+		x[i] = 0.15 * (math.Sin(2*math.Pi*root*t) + math.Sin(2*math.Pi*root*1.25*t) + math.Sin(2*math.Pi*root*1.5*t))
+	}
+	note := rng.IntN(len(scale))
+	for i := 0; i < n; {
+		length := int((0.25 + rng.Float64()*0.25) * rateF)
+		f := scale[note]
+		for k := 0; k < length && i+k < n; k++ {
+			t := float64(k) / rateF
+			env := math.Exp(-4 * t)
+			var v float64
+			for h := 1.0; h <= 5; h++ {
+				v += math.Sin(2*math.Pi*f*h*t) / (h * h)
+			}
+			x[i+k] += env * v
+		}
+		i += length
+		note = min(max(note+rng.IntN(5)-2, 0), len(scale)-1)
+	}
+	return scaleTo(x, -26)
+}
+
+// traffic is brown-ish rumble under a slow envelope of passing vehicles.
+func traffic(n int, rng *rand.Rand) PCM {
+	x := make([]float64, n)
+	var lp float64
+	next, peak, width := 0, 0, 1
+	for i := range x {
+		if i >= next {
+			peak = i + int((0.5+rng.Float64())*rateF)
+			width = int((0.6 + rng.Float64()*0.8) * rateF)
+			next = i + int((1+rng.Float64()*2)*rateF)
+		}
+		lp += 0.02 * (rng.NormFloat64() - lp)
+		d := float64(i-peak) / float64(width)
+		env := 0.3 + math.Exp(-d*d*4)
+		x[i] = env * lp
+	}
+	return scaleTo(x, -28)
 }

@@ -46,7 +46,7 @@ func TestNoiseLevels(t *testing.T) {
 		for _, tt := range []struct {
 			kind  string
 			level float64
-		}{{"tv", -24}, {"hum", -30}, {"hum50", -30}, {"hum60", -30}} {
+		}{{"tv", -24}, {"hum", -30}, {"hum50", -30}, {"hum60", -30}, {"music", -26}, {"traffic", -28}} {
 			p, _ := Noise(tt.kind, 3*time.Second, seed)
 			if l := LevelDBFS(p); math.Abs(l-tt.level) > 0.5 {
 				t.Errorf("%s seed %d: %.1f dBFS, want %v", tt.kind, seed, l, tt.level)
@@ -119,7 +119,7 @@ func TestNoiseCharacter(t *testing.T) {
 
 func TestNoiseErrors(t *testing.T) {
 	_, err := Noise("applause", time.Second, 1)
-	if err == nil || !strings.Contains(err.Error(), "cough, door, hum, hum50, hum60, tv") {
+	if err == nil || !strings.Contains(err.Error(), "cough, door, hum, hum50, hum60, music, traffic, tv") {
 		t.Errorf("unknown kind: %v (want the kinds listed)", err)
 	}
 	if _, err := Noise("tv", -time.Second, 1); err == nil {
