@@ -100,3 +100,15 @@ type PerCall interface {
 type Recorded interface {
 	Recording() string
 }
+
+// Stretcher is an optional Conn capability of dialects whose calls run
+// slower than the script's timing model: real synthesized speech, the
+// agent's and the caller's, takes longer than a scripted 300 ms a word,
+// and a recognizer needs time after each utterance. WaitStretch (at least
+// 1) multiplies every bound on waiting — the call timeout, step and
+// trigger timeouts, the no-response rule, the idle timeout — and nothing
+// else: delays, durations and quiet periods keep their script values, so
+// the race a scenario sets up is the same race.
+type Stretcher interface {
+	WaitStretch() float64
+}

@@ -266,11 +266,11 @@ func (r *run) bound(pre time.Duration) {
 		return
 	}
 	sc := r.c.Script
-	call := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
+	call := r.waitBound(orDefault(sc.CallTimeout, DefaultCallTimeout))
 	d.SetCallDeadline(time.Now().Add(pre + call + r.s.opts.StopTimeout + CallDeadlineSlack))
 	idle := r.lim.IdleTimeout
 	if idle <= 0 {
-		idle = max(r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout)), DefaultMinIdleTimeout)
+		idle = max(r.waitBound(orDefault(sc.StepTimeout, DefaultStepTimeout)), DefaultMinIdleTimeout)
 	}
 	d.SetIdleTimeout(idle)
 }
@@ -302,8 +302,8 @@ func (r *run) play() *ending {
 
 	sc := r.c.Script
 	r.scriptAt = r.rec.Since()
-	r.timeout = r.scaled(orDefault(sc.StepTimeout, DefaultStepTimeout))
-	callTimeout := r.scaled(orDefault(sc.CallTimeout, DefaultCallTimeout))
+	r.timeout = r.waitBound(orDefault(sc.StepTimeout, DefaultStepTimeout))
+	callTimeout := r.waitBound(orDefault(sc.CallTimeout, DefaultCallTimeout))
 	ctx, cancel := context.WithTimeoutCause(r.ctx, callTimeout, agentError(ReasonCallTimeout))
 	defer cancel()
 	r.ctx = ctx
@@ -381,6 +381,16 @@ func (r *run) note(text string) {
 
 func (r *run) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * r.scale)
+}
+
+// waitBound scales a bound on waiting (a timeout, never a delay or a
+// duration) and stretches it for a dialect whose speech runs slower than
+// the script's word timing (see Stretcher).
+func (r *run) waitBound(d time.Duration) time.Duration {
+	if st, ok := r.conn.(Stretcher); ok && st.WaitStretch() > 1 {
+		return time.Duration(float64(r.scaled(d)) * st.WaitStretch())
+	}
+	return r.scaled(d)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

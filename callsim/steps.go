@@ -96,7 +96,7 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 
 	timeout := r.timeout
 	if on.Timeout > 0 {
-		timeout = r.scaled(on.Timeout)
+		timeout = r.waitBound(on.Timeout)
 	}
 	deadline := r.rec.Since() + timeout
 	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0
@@ -315,7 +315,7 @@ func (r *run) waitQuiet(st trace.Step) error {
 	quiet := r.scaled(orDefault(r.c.Script.Quiet, DefaultQuiet))
 	timeout := r.timeout
 	if st.On.Timeout > 0 {
-		timeout = r.scaled(st.On.Timeout)
+		timeout = r.waitBound(st.On.Timeout)
 	}
 	begin := r.rec.Since()
 	deadline := begin + timeout

@@ -58,6 +58,10 @@ const (
 	DefaultHearTimeout = 10 * time.Second
 	// DefaultWriteTimeout bounds each write.
 	DefaultWriteTimeout = 5 * time.Second
+	// WaitStretch multiplies the script's bounds on waiting for an audio
+	// call (callsim.Stretcher): real speech runs slower than the text
+	// protocol's 300 ms a word.
+	WaitStretch = 3.0
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms): the end is recorded that
 	// much after the audio stopped.
@@ -254,6 +258,7 @@ var (
 	_ callsim.Flusher      = (*Conn)(nil)
 	_ callsim.Pacer        = (*Conn)(nil)
 	_ callsim.TurnTaker    = (*Conn)(nil)
+	_ callsim.Stretcher    = (*Conn)(nil)
 )
 
 func orInt(v, d int64) int64 {
@@ -946,6 +951,10 @@ func (c *Conn) logEchoLocked(name string, offset int64, cleared bool) {
 		c.echoes = append(c.echoes, Echo{Name: name, Offset: offset, Played: c.played, Cleared: cleared, Tick: c.tick, Time: time.Now()})
 	}
 }
+
+// WaitStretch says how much longer an audio call's waits may run than the
+// script's (callsim.Stretcher).
+func (c *Conn) WaitStretch() float64 { return WaitStretch }
 
 // Lateness reports how late the caller's frames went out.
 func (c *Conn) Lateness() callsim.Lateness {
