@@ -339,9 +339,6 @@ func (lx *lexicon) read(s string) facts {
 	return f
 }
 
-// scan reads the values in s.
-func (lx *lexicon) scan(s string) valueSet { return lx.scanTokens(tokens(s)) }
-
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
 	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}

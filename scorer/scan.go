@@ -138,11 +138,14 @@ func (sc *scanner) dates() {
 		if d == "" {
 			continue
 		}
+		// A weekday just before the date is always free here: only ISO
+		// dates and the tokens of earlier dates (which cannot reach past
+		// this date's own free tokens) are marked so far.
 		if from >= 1 {
-			if _, ok := weekdays[ts[from-1]]; ok && sc.free(from-1) {
+			if _, ok := weekdays[ts[from-1]]; ok {
 				from-- // "Wednesday, December 9": the weekday belongs to the date
 			} else if from >= 2 && ts[from-1] == "the" {
-				if _, ok := weekdays[ts[from-2]]; ok && sc.free(from-2) {
+				if _, ok := weekdays[ts[from-2]]; ok {
 					from -= 2
 				}
 			}
