@@ -193,7 +193,7 @@ func ampmAt(ts []string, i int) (string, int) {
 // seven", "quarter to eight", "noon", "midnight", and "at 8" when bareTime.
 func (sc *scanner) times() {
 	ts := sc.ts
-	for i := 0; i < len(ts); i++ {
+	for i := range ts {
 		if !sc.free(i) {
 			continue
 		}
