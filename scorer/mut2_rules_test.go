@@ -110,6 +110,47 @@ func mut2Histories() map[string]*trace.History {
 	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
 		call("r1", "k-1", "update_order", args...).speak("a2", done2)
 	hs["untyped_field_raw"] = b.done()
+
+	// A damaged ledger: the backend's rows for a request with no
+	// tool.received (the consistency check replays commits, not
+	// receipts, so it lets these through). A request never received was
+	// never sent as far as the rules are concerned.
+	unreceived := func(name string, f func(b *builder)) {
+		b := newCall(name, "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1")
+		b.reqs["r1"] = &trace.ToolEvent{Ref: "r1", Tool: "update_order", Args: kv(args...)}
+		f(b)
+		hs[name] = b.done()
+	}
+	// An idle self-report: no call the backend received carried the intent
+	// (though the commit row names its arguments).
+	unreceived("axis_unreceived_write_idle_state", func(b *builder) {
+		b.commit("r1")
+		b.h.Events[len(b.h.Events)-1].Data.(*trace.ToolEvent).Args = kv(args...)
+		b.ok("r1").state(1, "", args...)
+	})
+	// "Not sure" after an answer to a request never received: the agent
+	// had no definite answer from a request it sent.
+	unreceived("axis_unreceived_write_unsure", func(b *builder) {
+		b.commit("r1").ok("r1").speak("a2", "I'm not sure whether order 5590 was updated.")
+	})
+	// An error answer to a request never received is not a try the agent
+	// made, so the agent did not give up after transient errors.
+	unreceived("axis_unreceived_error_sorry", func(b *builder) {
+		b.respond("r1", 500, e500, false).speak("a2", "Sorry, I could not update order 5590; nothing was changed.")
+	})
+	// After an error answer the agent announces a retry whose request the
+	// backend never received (its commit row alone names the arguments):
+	// the notice is the agent's first act, not a late notice of that row.
+	errFault := []trace.Fault{{Kind: trace.FaultStatus, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1, Status: 500}}
+	b = newCall("unreceived-retry", "tool_failure", errFault, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").toolIntent("update_order", args...).recv("r1", "k-1", 0, "update_order", args...).faultApplied("r1", trace.FaultStatus).respond("r1", 500, e500, false).
+		toolIntent("update_order", args...)
+	b.reqs["r2"] = &trace.ToolEvent{Ref: "r2", Tool: "update_order", Args: kv(args...)}
+	b.commit("r2")
+	b.h.Events[len(b.h.Events)-1].Data.(*trace.ToolEvent).Args = kv(args...)
+	b.ok("r2").speak("a2", done2)
+	hs["axis_unreceived_retry_notice"] = b.done()
 	return hs
 }
 
@@ -210,6 +251,16 @@ func TestMut2RulesFindings(t *testing.T) {
 	axisSays(t, "axis_pets_old_name_in_claim", Score(hs["axis_pets_old_name_in_claim"]), ConfirmationMatchesBackend, Fail, `confirmation names "rex"`)
 	axisSays(t, "pets_no_change_named", Score(hs["pets_no_change_named"]), ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend")
 	axisSays(t, "untyped_field_raw", Score(hs["untyped_field_raw"]), ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend")
+
+	axisSays(t, "axis_unreceived_write_idle_state", Score(hs["axis_unreceived_write_idle_state"]), ActiveStateCorrect, Fail,
+		"last self-report has nothing pending, but the caller still wants the action and no call carried it")
+	axisSays(t, "axis_unreceived_write_unsure", Score(hs["axis_unreceived_write_unsure"]), ConfirmationMatchesBackend, Pass,
+		"agent said it could not confirm the outcome, and its last answer was indeed indeterminate")
+	axisSays(t, "axis_unreceived_retry_notice", Score(hs["axis_unreceived_retry_notice"]), Captured, Pass, "agent acted on the error answer to update_order")
+	cs = Score(hs["axis_unreceived_error_sorry"])
+	if cs.Primary == "" || slices.ContainsFunc(cs.Buckets, func(h BucketHit) bool { return h.Bucket == BucketGaveUp }) {
+		t.Errorf("axis_unreceived_error_sorry: want a failed call without gave_up_on_transient_error\n%s", summary(cs))
+	}
 }
 
 // TestMut2DropThousands: a comma is a thousands separator only between a
