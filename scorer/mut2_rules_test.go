@@ -286,3 +286,23 @@ func TestMut2DropThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestMut2FailVerb: a catalogue whose own verb is a negation cue ("fail",
+// as in failing a line over): its done form at the negation's position is
+// the claim, not a denial of it.
+func TestMut2FailVerb(t *testing.T) {
+	lx := newLexicon([]trace.ToolSpec{{Name: "fail_over", Effect: trace.EffectUpdate, Table: "lines", KeyArg: "line", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "line", Type: "string", Required: true}}}})
+	for _, c := range []struct {
+		text string
+		want claim
+	}{
+		{"I failed over line 7.", claimDone},
+		{"I've failed line 7 back.", claimRestored},
+		{"I never failed over line 7.", claimNotDone},
+	} {
+		if got := lx.read(c.text).claim; got != c.want {
+			t.Errorf("%q: claim %v, want %v", c.text, got, c.want)
+		}
+	}
+}
