@@ -151,6 +151,17 @@ func mut2Histories() map[string]*trace.History {
 	b.h.Events[len(b.h.Events)-1].Data.(*trace.ToolEvent).Args = kv(args...)
 	b.ok("r2").speak("a2", done2)
 	hs["axis_unreceived_retry_notice"] = b.done()
+
+	// A record field named like another tool's key argument is read as a
+	// key: the order's bin "12" is an id the confirmation may name.
+	binTools := append(append([]trace.ToolSpec{}, orderTools...), trace.ToolSpec{Name: "get_bin", Effect: trace.EffectRead, Table: "bins", KeyArg: "bin",
+		Args: []trace.ArgSpec{{Name: "bin", Type: "string", Required: true}}})
+	recs = domain()
+	recs[0].Fields["bin"] = "12"
+	b = newCallIn(binTools, "bin-key", "plain", nil, recs, say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").state(1, "update_order", args...).toolIntent("update_order", args...).
+		call("r1", "k-1", "update_order", args...).speak("a2", "Done. Order 5590 in bin 12 now has quantity 2.")
+	hs["key_field_named"] = b.done()
 	return hs
 }
 
@@ -251,6 +262,7 @@ func TestMut2RulesFindings(t *testing.T) {
 	axisSays(t, "axis_pets_old_name_in_claim", Score(hs["axis_pets_old_name_in_claim"]), ConfirmationMatchesBackend, Fail, `confirmation names "rex"`)
 	axisSays(t, "pets_no_change_named", Score(hs["pets_no_change_named"]), ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend")
 	axisSays(t, "untyped_field_raw", Score(hs["untyped_field_raw"]), ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend")
+	axisSays(t, "key_field_named", Score(hs["key_field_named"]), ConfirmationMatchesBackend, Pass, "the done confirmation matches the backend")
 
 	axisSays(t, "axis_unreceived_write_idle_state", Score(hs["axis_unreceived_write_idle_state"]), ActiveStateCorrect, Fail,
 		"last self-report has nothing pending, but the caller still wants the action and no call carried it")
