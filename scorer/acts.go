@@ -94,12 +94,13 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			return actSkip
 		}
 		if neg {
-			switch {
-			case u.f.claim == claimNotDone || u.f.claim == claimRestored:
+			if u.f.claim == claimNotDone || u.f.claim == claimRestored {
 				return actPass
-			case u.f.claim == claimDone && u.f.already:
+			}
+			if u.f.claim == claimDone && u.f.already {
 				return actSkip // "that had already gone through" reports, it does not act
-			case u.f.claim == claimDone:
+			}
+			if u.f.claim == claimDone {
 				return actFail
 			}
 			return actSkip
@@ -131,18 +132,19 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 	for _, k := range keys {
 		want := m.norm[k]
 		c := classOf(v.kindOf(m.in.Action, k), want)
-		switch {
-		case c == classNone:
-		case u.f.mentions(c, want, false):
+		if c == classNone {
+			continue
+		}
+		if u.f.mentions(c, want, false) {
 			pass++
-		case c == classText:
+		} else if c == classText {
 			for _, cand := range v.textCandidates(k) {
 				if cand != want && u.f.mentions(classText, cand, false) {
 					fail++
 					break
 				}
 			}
-		case len(u.f.values(c)) > 0:
+		} else if len(u.f.values(c)) > 0 {
 			fail++
 		}
 	}
@@ -153,11 +155,12 @@ func tally(keys []string, get func(string) (string, bool), m *mark) int {
 	pass, fail := 0, 0
 	for _, k := range keys {
 		got, ok := get(k)
-		switch {
-		case !ok:
-		case got == m.norm[k]:
+		if !ok {
+			continue
+		}
+		if got == m.norm[k] {
 			pass++
-		default:
+		} else {
 			fail++
 		}
 	}
@@ -165,10 +168,10 @@ func tally(keys []string, get func(string) (string, bool), m *mark) int {
 }
 
 func verdictOf(pass, fail int) int {
-	switch {
-	case fail > 0:
+	if fail > 0 {
 		return actFail
-	case pass > 0:
+	}
+	if pass > 0 {
 		return actPass
 	}
 	return actSkip

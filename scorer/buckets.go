@@ -49,13 +49,14 @@ func (v *view) bucketStaleArgs() []Finding {
 			continue
 		}
 		m := v.markSpoken(r.recv)
-		switch {
-		case m == nil:
-		case !m.in.Execute:
+		if m == nil {
+			continue
+		}
+		if !m.in.Execute {
 			out = append(out, v.find(r.tool+" was received after the caller withdrew the action", m.seq, r.recv))
-		case !matches(r.tool, r.args, m) && v.staleArgs(r, m):
+		} else if !matches(r.tool, r.args, m) && v.staleArgs(r, m) {
 			out = append(out, v.find(describe(r.tool, r.args)+" was received with superseded values after the caller changed them", m.seq, r.recv))
-		default:
+		} else {
 			// Built before the change, still open at it, and committed
 			// after it with values the change replaced: the write carried
 			// stale arguments to the end. (A withdrawn action with no

@@ -46,12 +46,11 @@ func (v *view) findChallenge() challenge {
 		if d, ok := v.ev(fin).Data.(*trace.CallerSpeech); ok && d.Invalidates {
 			invalidates = true
 		}
-		switch {
-		case st.Act == trace.ActNegate || m != nil && !m.in.Execute:
+		if st.Act == trace.ActNegate || m != nil && !m.in.Execute {
 			c.kind, c.invalidating = ChallengeNegation, true
-		case st.Act == trace.ActCorrect:
+		} else if st.Act == trace.ActCorrect {
 			c.kind, c.invalidating = ChallengeCorrection, true
-		default:
+		} else {
 			c.kind = ChallengeInterruption
 			c.invalidating = invalidates || m != nil && m.changed
 		}
@@ -72,10 +71,10 @@ func (v *view) findChallenge() challenge {
 			}
 		}
 	}
-	switch {
-	case hasFaults:
+	if hasFaults {
 		return challenge{kind: ChallengeToolFailure, faults: faults}
-	case len(v.noise) > 0:
+	}
+	if len(v.noise) > 0 {
 		return challenge{kind: ChallengeNoise}
 	}
 	return challenge{kind: ChallengePlain}

@@ -174,15 +174,17 @@ func pastForms(v string) []string {
 		return f
 	}
 	n := len(v)
-	switch {
-	case n == 0:
+	if n == 0 {
 		return nil
-	case strings.HasSuffix(v, "e"):
+	}
+	if strings.HasSuffix(v, "e") {
 		return []string{v + "d"}
-	case n > 1 && v[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(v[n-2])):
+	}
+	if n > 1 && v[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(v[n-2])) {
 		return []string{v[:n-1] + "ied"}
-	case n >= 3 && n <= 4 && vowelGroups(v) == 1 && !strings.ContainsRune("aeiouwxy", rune(v[n-1])) &&
-		strings.ContainsRune("aeiou", rune(v[n-2])) && !strings.ContainsRune("aeiou", rune(v[n-3])):
+	}
+	if n >= 3 && n <= 4 && vowelGroups(v) == 1 && !strings.ContainsRune("aeiouwxy", rune(v[n-1])) &&
+		strings.ContainsRune("aeiou", rune(v[n-2])) && !strings.ContainsRune("aeiou", rune(v[n-3])) {
 		return []string{v + string(v[n-1]) + "ed"} // ship -> shipped, log -> logged; not open, edit
 	}
 	return []string{v + "ed"}
@@ -255,12 +257,11 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		if !t.Consequential || t.Effect == trace.EffectRead {
 			continue
 		}
-		switch {
-		case t.Effect == trace.EffectCreate:
+		if t.Effect == trace.EffectCreate {
 			lx.fams[1] = true
-		case t.Effect == trace.Effect("delete"):
+		} else if t.Effect == trace.Effect("delete") {
 			lx.fams[2], lx.cancel = true, true
-		default:
+		} else {
 			lx.fams[0] = true
 		}
 		words := nameWords(t.Name)
@@ -343,9 +344,6 @@ func (lx *lexicon) read(s string) facts {
 	return f
 }
 
-// scan reads the values in s.
-func (lx *lexicon) scan(s string) valueSet { return lx.scanTokens(tokens(s)) }
-
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
 	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}
@@ -372,19 +370,18 @@ func merge(dst *valueSet, src valueSet) {
 func combine(cs []claim) claim {
 	out := claimNone
 	for _, c := range cs {
-		switch {
-		case out == claimNone || out == c:
+		if out == claimNone || out == c {
 			out = c
-		case c == claimUndecided || out == claimUndecided:
+		} else if c == claimUndecided || out == claimUndecided {
 			out = claimUndecided
-		case out == claimRestored && c == claimNotDone || out == claimNotDone && c == claimRestored:
+		} else if out == claimRestored && c == claimNotDone || out == claimNotDone && c == claimRestored {
 			out = claimRestored
-		case out == claimRestored && c == claimDone || out == claimDone && c == claimRestored:
+		} else if out == claimRestored && c == claimDone || out == claimDone && c == claimRestored {
 			// The later clause is the last word: "that had gone through;
 			// I've reverted it" is a restore, "I've put 5590 back and
 			// moved 5599 to Friday" claims the move.
 			out = c
-		default:
+		} else {
 			out = claimUndecided
 		}
 	}
@@ -422,12 +419,11 @@ func clauses(s string) []clause {
 		if r >= utf8.RuneSelf {
 			r, n = utf8.DecodeRuneInString(s[i:])
 		}
-		switch {
-		case r == '?':
+		if r == '?' {
 			emit(i, true)
 			from = i + n
-		case r == '!' || r == ';' || r == '—' || r == '–',
-			r == '.' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n'):
+		} else if r == '!' || r == ';' || r == '—' || r == '–' ||
+			r == '.' && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n') {
 			emit(i, false)
 			from = i + n
 		}

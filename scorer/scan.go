@@ -138,11 +138,14 @@ func (sc *scanner) dates() {
 		if d == "" {
 			continue
 		}
+		// A weekday just before the date is always free here: only ISO
+		// dates and the tokens of earlier dates (which cannot reach past
+		// this date's own free tokens) are marked so far.
 		if from >= 1 {
-			if _, ok := weekdays[ts[from-1]]; ok && sc.free(from-1) {
+			if _, ok := weekdays[ts[from-1]]; ok {
 				from-- // "Wednesday, December 9": the weekday belongs to the date
 			} else if from >= 2 && ts[from-1] == "the" {
-				if _, ok := weekdays[ts[from-2]]; ok && sc.free(from-2) {
+				if _, ok := weekdays[ts[from-2]]; ok {
 					from -= 2
 				}
 			}
@@ -190,22 +193,21 @@ func ampmAt(ts []string, i int) (string, int) {
 // seven", "quarter to eight", "noon", "midnight", and "at 8" when bareTime.
 func (sc *scanner) times() {
 	ts := sc.ts
-	for i := 0; i < len(ts); i++ {
+	for i := range ts {
 		if !sc.free(i) {
 			continue
 		}
 		t := ts[i]
 		h, m, to := -1, 0, i+1
-		switch {
-		case t == "noon" || t == "midday":
+		if t == "noon" || t == "midday" {
 			sc.out.add(classTime, "12:00", sc.prior(i))
 			sc.used[i] = true
 			continue
-		case t == "midnight":
+		} else if t == "midnight" {
 			sc.out.add(classTime, "00:00", sc.prior(i))
 			sc.used[i] = true
 			continue
-		case (t == "half" || t == "quarter") && i+2 < len(ts) && (ts[i+1] == "past" || ts[i+1] == "to"):
+		} else if (t == "half" || t == "quarter") && i+2 < len(ts) && (ts[i+1] == "past" || ts[i+1] == "to") {
 			n, used := numberAt(ts, i+2)
 			if n < 1 || n > 12 {
 				continue
@@ -217,7 +219,7 @@ func (sc *scanner) times() {
 					h, m = (n+10)%12+1, 45
 				}
 			}
-		case strings.Contains(t, ":"):
+		} else if strings.Contains(t, ":") {
 			hh, mm, _ := strings.Cut(t, ":")
 			ap := ""
 			for _, suf := range []string{"am", "pm"} {
@@ -240,7 +242,7 @@ func (sc *scanner) times() {
 				sc.mark(i, to)
 			}
 			continue
-		case strings.HasSuffix(t, "am") || strings.HasSuffix(t, "pm"):
+		} else if strings.HasSuffix(t, "am") || strings.HasSuffix(t, "pm") {
 			if n, err := strconv.Atoi(t[:len(t)-2]); err == nil {
 				if x := clockTime(n, 0, t[len(t)-2:]); x != "" {
 					sc.out.add(classTime, x, sc.prior(i))
@@ -248,7 +250,7 @@ func (sc *scanner) times() {
 				}
 			}
 			continue
-		default:
+		} else {
 			n, used := numberAt(ts, i)
 			if n < 1 || n > 12 || used == 0 || len(digits(t)) > 2 {
 				continue
@@ -415,11 +417,13 @@ func (sc *scanner) ids() {
 		}
 		id := idForm(t)
 		d := digits(strings.TrimPrefix(t, "#"))
-		switch {
-		case d == "" || strings.HasPrefix(t, "#"):
-		case len(d) >= 4 && d == strings.TrimPrefix(t, "#"):
-		case i > 0 && (idLeads[sc.ts[i-1]] || sc.keyWords[sc.ts[i-1]]) && d == t:
-		default:
+		if d == "" || strings.HasPrefix(t, "#") {
+			// a code with letters, or a "#" number
+		} else if len(d) >= 4 && d == strings.TrimPrefix(t, "#") {
+			// a number of four digits or more
+		} else if i > 0 && (idLeads[sc.ts[i-1]] || sc.keyWords[sc.ts[i-1]]) && d == t {
+			// a shorter number after "number", "ref", "#" or a record noun
+		} else {
 			continue
 		}
 		sc.out.add(classID, id, sc.prior(i))

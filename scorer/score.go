@@ -19,10 +19,9 @@ func Score(h *trace.History) CallScore {
 			cs.Outcome = end.Outcome
 		}
 	}
-	switch {
-	case start == nil:
+	if start == nil {
 		cs.Outcome, cs.Reason = trace.OutcomeHarnessError, "history does not open with call.start"
-	case end == nil:
+	} else if end == nil {
 		cs.Outcome, cs.Reason = trace.OutcomeHarnessError, "history has no call.end"
 	}
 	if cs.Outcome != trace.OutcomeHarnessError && cs.Outcome != trace.OutcomeExcluded {

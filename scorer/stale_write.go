@@ -34,14 +34,13 @@ func (v *view) staleWrite() AxisResult {
 			// its late landing is not a stale write it failed to stop.
 			m = v.markBefore(c.r.responded)
 		}
-		switch {
-		case m != nil && !m.in.Execute:
+		if m != nil && !m.in.Execute {
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed while the caller had withdrawn the action"+v.repaired(c), c.seq, m.seq))
-		case sent != nil && !sent.in.Execute:
+		} else if sent != nil && !sent.in.Execute {
 			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was withdrawing the action, and committed", c.r.recv, sent.onset, c.seq))
-		case m != nil && !matches(c.r.tool, c.r.args, m) && v.staleArgs(c.r, m):
+		} else if m != nil && !matches(c.r.tool, c.r.args, m) && v.staleArgs(c.r, m) {
 			fail(v.find(describe(c.r.tool, c.r.args)+" committed with values the caller had already replaced"+v.repaired(c), c.seq, m.seq))
-		case sent != nil && !matches(c.r.tool, c.r.args, sent) && v.staleArgs(c.r, sent):
+		} else if sent != nil && !matches(c.r.tool, c.r.args, sent) && v.staleArgs(c.r, sent) {
 			fail(v.find(describe(c.r.tool, c.r.args)+" was sent while the caller was replacing its values, and committed", c.r.recv, sent.onset, c.seq))
 		}
 		// A retry after a bad answer that writes the same effect again was

@@ -22,14 +22,13 @@ func (v *view) toolArgs() AxisResult {
 			continue
 		}
 		m := v.markSpoken(r.recv)
-		switch {
-		case m == nil:
+		if m == nil {
 			res.Verdict = Fail
 			res.Findings = append(res.Findings, v.find(describe(r.tool, r.args)+" was received before the caller asked for anything", r.recv))
-		case !m.in.Execute:
+		} else if !m.in.Execute {
 			res.Verdict = Fail
 			res.Findings = append(res.Findings, v.find(describe(r.tool, r.args)+" was received after the caller withdrew the action", r.recv, m.seq))
-		case !matches(r.tool, r.args, m):
+		} else if !matches(r.tool, r.args, m) {
 			res.Verdict = Fail
 			res.Findings = append(res.Findings, v.find(describe(r.tool, r.args)+" was received but the caller wanted "+describe(m.in.Action, m.norm), r.recv, m.seq))
 		}
@@ -37,13 +36,12 @@ func (v *view) toolArgs() AxisResult {
 			sent = r.recv
 		}
 	}
-	switch {
-	case v.final.in.Execute && sent == 0:
+	if v.final.in.Execute && sent == 0 {
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, v.find("no call ever carried the final intent "+describe(v.final.in.Action, v.final.norm), v.finalSeq))
-	case res.Verdict == Pass && sent > 0:
+	} else if res.Verdict == Pass && sent > 0 {
 		res.Findings = append(res.Findings, v.find("every consequential call matched the intent in force; the final intent was received", sent, v.finalSeq))
-	case res.Verdict == Pass:
+	} else if res.Verdict == Pass {
 		res.Findings = append(res.Findings, v.find("the caller withdrew the action and no consequential call followed", v.finalSeq))
 	}
 	return res

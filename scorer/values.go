@@ -424,22 +424,23 @@ func classOf(typ, norm string) valueClass {
 	case typeInteger:
 		return classCount
 	}
-	switch {
-	case norm == "":
+	if norm == "" {
 		return classNone
-	case typ == typeKey && hasDigit(norm):
+	}
+	if typ == typeKey && hasDigit(norm) {
 		return classID
-	case typ == typeKey:
+	}
+	if typ == typeKey {
 		return classText
-	case parseISO(norm) == norm:
+	} else if parseISO(norm) == norm {
 		return classDate
-	case isClock(norm):
+	} else if isClock(norm) {
 		return classTime
-	case strings.Trim(norm, "0123456789") == "" && len(norm) <= 3:
+	} else if strings.Trim(norm, "0123456789") == "" && len(norm) <= 3 {
 		return classCount
-	case strings.Count(norm, ".") == 1 && strings.Trim(norm, "0123456789.") == "" && amount(norm) != "":
+	} else if strings.Count(norm, ".") == 1 && strings.Trim(norm, "0123456789.") == "" && amount(norm) != "" {
 		return classAmount
-	case hasDigit(norm):
+	} else if hasDigit(norm) {
 		return classID
 	}
 	return classText

@@ -481,14 +481,16 @@ func (v *view) resultProblem(r *request) string {
 		}
 		return ""
 	}
-	switch {
-	case r.dropped:
+	if r.dropped {
 		return "dropped"
-	case r.status >= 400:
+	}
+	if r.status >= 400 {
 		return "error"
-	case r.status == 202:
+	}
+	if r.status == 202 {
 		return "pending"
-	case strings.TrimSpace(r.body) == "":
+	}
+	if strings.TrimSpace(r.body) == "" {
 		return "empty"
 	}
 	var b struct {
