@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/trace"
+)
+
+// placements is how many times the test places a call the machine could
+// not keep in real time (run, then run --resume).
+const placements = 4
+
+// TestRunTwilioOpenAIAgent is `callproof run --transport twilio` against
+// a real third-party agent: the OpenAI Agents SDK's Twilio transport
+// (agents/openai-twilio), its model testkit/realtime's fake scripted for
+// the scenarios in testkit/realtime/testdata/openai-twilio
+// (realtime.OrderDesk). The CLI is called as a user calls it; the test
+// starts the fake and the agent, reads the results directory with `show`,
+// and checks what the fake saw. Skipped without node and in -short mode;
+// see docs/INTEROP.md.
+func TestRunTwilioOpenAIAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("places real-time audio calls against a Node agent")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found: agents/openai-twilio needs Node 20+")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(root, "testkit", "realtime", "testdata", "openai-twilio")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if err := realtime.InstallNodeAgents(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	speech := t.TempDir() // the caller's words (--speech-cache) and the fake's replies
+	synth, err := audio.NewSynth(audio.DefaultVoice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := realtime.OrderDesk(ctx, &audio.Cache{Dir: speech, Synth: synth}, 1.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := realtime.NewServer(script)
+	defer fake.Close()
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	defer scancel()
+	agent, err := realtime.StartNodeAgent(sctx, node, root, fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = agent.Stop() }()
+
+	out := filepath.Join(t.TempDir(), "out")
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, stdout, stderr := cli("run", "--transport", "twilio", "--agent", agent.URL, "--suite", suite, "--out", out,
+		"--concurrency", "1", "--speech-cache", speech, "--record")
+	// A call the machine could not keep in real time is a harness error
+	// (exit 3): place it again, as the CLI says.
+	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
+		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
+		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech, "--record")
+	}
+	if code == exitBroken {
+		skipIfBehind(t, out, stderr)
+	}
+	if code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nagent log:\n%s", code, stdout, stderr, agent.Log())
+	}
+	t.Logf("the run's table:\n%s", stdout)
+	for _, id := range []string{"oa-slow-update", "oa-stop-over-confirmation"} {
+		if _, err := os.Stat(filepath.Join(out, harness.RecordingsDir, id+".wav")); err != nil {
+			t.Errorf("recording: %v", err)
+		}
+	}
+
+	show := func(id string) string {
+		code, stdout, stderr := cli("show", out, id)
+		if code != exitOK {
+			t.Fatalf("show %s: exit %d: %s", id, code, stderr)
+		}
+		return stdout
+	}
+	// Five axes are decided by the ledger and the timeline; the sixth by
+	// what pocketsphinx made of the agent's audio, so it may be unknown.
+	// The agent told the truth, so a fail is the recognizer mishearing a
+	// number: asserted against only with CALLPROOF_ASR_ACCURACY set (see
+	// TestInteropOpenAIAgentsTwilio).
+	axes := []string{"captured", "active_state_correct", "tool_args_correct", "stale_write_prevented", "backend_correct"}
+	confirmation := `(?m)^  confirmation_matches_backend +(pass|unknown|fail)$`
+	if os.Getenv("CALLPROOF_ASR_ACCURACY") != "" {
+		confirmation = `(?m)^  confirmation_matches_backend +(pass|unknown)$`
+	}
+	expect := map[string][]string{
+		"oa-slow-update": {
+			`fault\.applied +r1 update_order latency`,
+			`tool\.committed +r1 update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
+		},
+		"oa-stop-over-confirmation": {
+			`tool\.committed +r1 update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
+			`agent\.clear +a1`,
+			`tool\.committed +r2 update_order orders/5590 v2->v3 .* -> \{delivery_date=2026-12-01 `,
+		},
+	}
+	for id, lines := range expect {
+		timeline := show(id)
+		for _, axis := range axes {
+			lines = append(lines, `(?m)^  `+axis+` +pass$`)
+		}
+		lines = append(lines, confirmation)
+		for _, re := range lines {
+			if !regexp.MustCompile(re).MatchString(timeline) {
+				t.Errorf("show %s: no line matching %s\n%s", id, re, timeline)
+			}
+		}
+	}
+	checkFake(t, fake)
+	if code, err := agent.Stop(); err != nil || code != 0 {
+		t.Errorf("agent exit status %d after SIGTERM (%v)\n%s", code, err, agent.Log())
+	}
+}
+
+// checkFake: on each connection (one per call placed) the SDK answered
+// each function call with its output and asked for the reply, and sent one
+// conversation.item.truncate per barge-in (a connection with two turns,
+// the second answering a "stop" said over the first's reply) and none
+// otherwise; the fake noted nothing wrong.
+func checkFake(t *testing.T, fake *realtime.Server) {
+	t.Helper()
+	type conn struct{ calls, outputs, creates, truncates int }
+	conns := map[int]*conn{}
+	for _, e := range fake.Events() {
+		c := conns[e.Conn]
+		if c == nil {
+			c = &conn{}
+			conns[e.Conn] = c
+		}
+		switch {
+		case e.Dir == realtime.FromServer && e.Type == "response.function_call_arguments.done":
+			c.calls++
+		case e.Dir == realtime.FromClient && e.Type == "conversation.item.create" && strings.Contains(string(e.Raw), `"function_call_output"`):
+			c.outputs++
+		case e.Dir == realtime.FromClient && e.Type == "response.create":
+			c.creates++
+		case e.Dir == realtime.FromClient && e.Type == "conversation.item.truncate":
+			c.truncates++
+		case e.Dir == realtime.Note && e.Type != "connect" && e.Type != "disconnect":
+			t.Errorf("connection %d: the fake noted %s: %s", e.Conn, e.Type, e.Text)
+		}
+	}
+	if len(conns) < 2 {
+		t.Errorf("the fake saw %d connections, want one per call", len(conns))
+	}
+	for k, c := range conns {
+		t.Logf("Realtime connection %d: %d function calls, %d outputs, %d response.create, %d truncates", k, c.calls, c.outputs, c.creates, c.truncates)
+		if c.calls < 1 || c.outputs != c.calls || c.creates != c.calls || c.truncates != c.calls-1 {
+			t.Errorf("connection %d: %+v: want each call answered and asked on, one truncate per barge-in", k, *c)
+		}
+	}
+}
+
+// skipIfBehind skips when the run's harness errors are all calls the
+// machine could not keep in real time: they have no verdict to check
+// (whether the caller itself keeps time is TestInteropOpenAIAgentsTwilio's
+// question). Any other harness error fails.
+func skipIfBehind(t *testing.T, out, stderr string) {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var behind []string
+	for _, h := range saved.Sorted() {
+		end := h.End()
+		if end == nil || end.Outcome != trace.OutcomeHarnessError {
+			continue
+		}
+		if !strings.HasPrefix(end.Reason, callsim.ReasonBehind) {
+			t.Fatalf("%s: harness error: %s\n%s", h.Call, end.Reason, stderr)
+		}
+		behind = append(behind, fmt.Sprintf("%s: %s", h.Call, end.Reason))
+	}
+	if len(behind) == 0 {
+		t.Fatalf("run: exit %d without a harness error in %s\n%s", exitBroken, out, stderr)
+	}
+	t.Skipf("placed %d times, still not kept in real time (a machine this busy cannot measure the calls): %s", placements, strings.Join(behind, "; "))
+}
