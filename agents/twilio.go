@@ -85,6 +85,10 @@ const (
 // AudioConfig puts an agent in audio mode (Twilio Media Streams). The zero
 // durations take the defaults.
 type AudioConfig struct {
+	// NoTranscript stops the agent sending its own words after each
+	// utterance (callproof's transcript extension to the dialect), so the
+	// harness must recognize its audio.
+	NoTranscript bool
 	// SpeechCache is the directory of the harness's speech cache
 	// (audio.Cache) on this machine: the ear identifies the caller's
 	// utterances in it. Required.
@@ -227,6 +231,14 @@ type (
 		Event     string   `json:"event"`
 		StreamSid string   `json:"streamSid"`
 		Mark      twMarkIn `json:"mark"`
+	}
+	twTranscript struct {
+		Event      string           `json:"event"`
+		StreamSid  string           `json:"streamSid"`
+		Transcript twTranscriptBody `json:"transcript"`
+	}
+	twTranscriptBody struct {
+		Text string `json:"text"`
 	}
 	twClear struct {
 		Event     string `json:"event"`
@@ -493,6 +505,11 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 	for off := 0; off < len(ulaw); off += chunk {
 		end := min(off+chunk, len(ulaw))
 		s.queue(twMedia{Event: "media", StreamSid: sid, Media: twMediaOut{Payload: base64.StdEncoding.EncodeToString(ulaw[off:end])}})
+	}
+	if !tc.cfg.NoTranscript {
+		// callproof's transcript extension (docs/PROTOCOL.md): our own
+		// words, for the audio queued since the last transcript.
+		s.queue(twTranscript{Event: "transcript", StreamSid: sid, Transcript: twTranscriptBody{Text: text}})
 	}
 	s.queue(twMark{Event: "mark", StreamSid: sid, Mark: twMarkIn{Name: id}})
 	d := pcm.Duration()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,9 +230,15 @@ type Conn struct {
 	lat      *histogram
 	flood    bool
 	dry      int // ticks in a row with no agent audio to play
-	tick     int // the frame clock: the tick being played
-	turns    *turns
-	echoes   []Echo // the first maxEchoes marks echoed, for Echoes
+	// The agent's own words (EventTranscript), each for the audio queued
+	// before it since the previous one (from segStart).
+	transcripts []transcript
+	segStart    int64
+	ownWords    bool  // the agent has sent a transcript: no recognizer
+	stopAt      int64 // bytes played when the utterance ending now stopped
+	tick        int   // the frame clock: the tick being played
+	turns       *turns
+	echoes      []Echo // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 
@@ -239,6 +246,11 @@ type Conn struct {
 	last     time.Time
 	idle     time.Duration
 	deadline time.Time
+}
+
+type transcript struct {
+	at    int64 // bytes queued when it arrived: the end of its audio
+	words []string
 }
 
 type playing struct {
@@ -585,6 +597,10 @@ func (c *Conn) reader() {
 			c.placeMark(m.Mark.Name)
 		case m.Event == EventClear:
 			c.clear()
+		case m.Event == EventTranscript && m.Transcript != nil:
+			c.mu.Lock()
+			c.transcripts = append(c.transcripts, transcript{at: c.queued, words: strings.Fields(m.Transcript.Text)})
+			c.mu.Unlock()
 		default:
 			raw := append([]byte(nil), b...)
 			c.emit(callsim.Frame{Message: native.Message{Event: "twilio." + m.Event}, Raw: raw})
@@ -628,6 +644,7 @@ func (c *Conn) clear() {
 		names = append(names, m.name)
 		c.logEchoLocked(m.name, m.at, true)
 	}
+	c.stopAt = c.played
 	c.queue = c.queue[:0]
 	c.played = c.queued
 	c.marks = c.marks[:0]
@@ -842,6 +859,9 @@ func (c *Conn) keepLocked(pcm audio.PCM) {
 // endUtteranceLocked closes the utterance in progress; its text follows
 // once the recognizer has heard it.
 func (c *Conn) endUtteranceLocked(cleared bool) []callsim.Frame {
+	if !cleared {
+		c.stopAt = c.played
+	}
 	c.turns.agentStop(c.tick, cleared)
 	c.speaking = false
 	c.preroll = c.preroll[:0]
@@ -850,13 +870,41 @@ func (c *Conn) endUtteranceLocked(cleared bool) []callsim.Frame {
 	c.vad.Reset()
 	id := c.uttID()
 	fs := []callsim.Frame{speechFrame(native.PhaseEnd, id, "")}
-	if c.t.Hearing != nil && len(c.heard) > 0 {
+	if text, ok := c.ownWordsLocked(cleared); ok {
+		fs = append(fs, speechFrame(native.PhaseText, id, text))
+	} else if c.t.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
 		c.pending.Add(1)
 		go c.hear(id, pcm)
 	}
 	c.heard = c.heard[:0]
 	return fs
+}
+
+// ownWordsLocked gives the words of the utterance ending now from the
+// agent's own transcript, if it sent one: all of them when its audio
+// played to the end, the share played when it was cleared (words spread
+// evenly over the audio, as the text protocol's agents speak them).
+func (c *Conn) ownWordsLocked(cleared bool) (string, bool) {
+	if len(c.transcripts) == 0 {
+		return "", false
+	}
+	c.ownWords = true
+	t := c.transcripts[0]
+	n := len(t.words)
+	if c.stopAt < t.at {
+		if !cleared {
+			// The detector heard a pause inside the utterance: its words
+			// go with the part that reaches the transcript.
+			return "", false
+		}
+		if span := t.at - c.segStart; span > 0 {
+			n = int(int64(len(t.words)) * max(c.stopAt-c.segStart, 0) / span)
+		}
+	}
+	c.transcripts = c.transcripts[1:]
+	c.segStart = max(t.at, c.played)
+	return strings.Join(t.words[:n], " "), true
 }
 
 func (c *Conn) hear(id string, pcm audio.PCM) {

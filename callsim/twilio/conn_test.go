@@ -485,3 +485,39 @@ func TestAppendMediaMatchesJSON(t *testing.T) {
 		assert.Equal(t, string(want), string(appendMedia(nil, strconv.Itoa(c.seq), "MZabc", c.chunk, c.ms, ulaw)))
 	}
 }
+
+// An agent that sends its own words is taken at its word: no recognizer
+// runs; a cleared utterance keeps the share of its words that was played.
+func TestAgentTranscriptReplacesRecognition(t *testing.T) {
+	b := newBot(t)
+	h := &scriptedHearer{}
+	c := dial(t, &Transport{Speech: toneSpeech{}, Hearing: h}, b)
+	ws := b.ws(t)
+	start(t, c)
+	words := "Done. Order 5590 now has quantity 2 as you asked."
+	sendJSON(t, ws, media(tone(440, time.Second, -20)))
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": words}})
+	sendJSON(t, ws, markFrame("a1"))
+	evs := recv(t, c, 3)
+	assert.Equal(t, native.PhaseEnd, evs[1].AgentSpeech.Phase)
+	assert.Equal(t, native.PhaseText, evs[2].AgentSpeech.Phase)
+	assert.Equal(t, words, evs[2].AgentSpeech.Text)
+
+	// Two seconds of audio for ten words, cleared after about one second:
+	// about half the words were said.
+	sendJSON(t, ws, media(tone(440, 2*time.Second, -20)))
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": "one two three four five six seven eight nine ten"}})
+	evs = recv(t, c, 1)
+	require.Equal(t, native.PhaseStart, evs[0].AgentSpeech.Phase)
+	time.Sleep(900 * time.Millisecond)
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	evs = recv(t, c, 2)
+	assert.Equal(t, native.EventClear, evs[0].Event)
+	said := strings.Fields(evs[1].AgentSpeech.Text)
+	assert.GreaterOrEqual(t, len(said), 3, evs[1].AgentSpeech.Text)
+	assert.LessOrEqual(t, len(said), 7, evs[1].AgentSpeech.Text)
+	assert.Equal(t, []string{"one", "two", "three"}, said[:3])
+	h.mu.Lock()
+	assert.Empty(t, h.heard, "no recognizer for an agent that gives its words")
+	h.mu.Unlock()
+}

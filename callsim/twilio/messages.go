@@ -94,8 +94,18 @@ type inbound struct {
 	Media     *struct {
 		Payload string `json:"payload"`
 	} `json:"media"`
-	Mark *markBody `json:"mark"`
+	Mark       *markBody `json:"mark"`
+	Transcript *struct {
+		Text string `json:"text"`
+	} `json:"transcript"`
 }
+
+// EventTranscript is callproof's one extension to the dialect: an agent
+// that knows its own words may send them after an utterance's audio,
+// {"event":"transcript","streamSid":…,"transcript":{"text":…}}; the
+// caller then takes them instead of recognizing the audio. Twilio never
+// sends or expects it.
+const EventTranscript = "transcript"
 
 // Values fixed by the Twilio dialect.
 const (

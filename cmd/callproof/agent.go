@@ -22,7 +22,7 @@ func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")..
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n" +
-		"                                      [--transport native|twilio] [--speech-cache DIR] [--voice ENGINE/VOICE]\n\n" +
+		"                                      [--transport native|twilio] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n\n" +
 		"Serves a reference agent over the native WebSocket protocol, or with\n" +
 		"--transport twilio as a Twilio Media Streams bot (audio; its ear is a\n" +
 		"scripted fake that identifies the caller's utterances in the speech cache).\nflaws:"
@@ -37,6 +37,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	transport := c.String("transport", "native", "wire protocol: native (JSON text) or twilio (Twilio Media Streams audio)")
 	speechCache := c.String("speech-cache", "", "twilio: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
 	voice := c.String("voice", "", "twilio: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
+	noTranscript := c.Bool("no-transcript", false, "twilio: do not send the agent's own words after each utterance (the harness then recognizes its audio)")
 	if wantsHelp(args) {
 		return c.help()
 	}
@@ -79,8 +80,8 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	mode := ""
 	switch *transport {
 	case "native":
-		if *speechCache != "" || *voice != "" {
-			fmt.Fprintln(stderr, "callproof agent: --speech-cache and --voice are for audio: add --transport twilio")
+		if *speechCache != "" || *voice != "" || *noTranscript {
+			fmt.Fprintln(stderr, "callproof agent: --speech-cache, --voice and --no-transcript are for audio: add --transport twilio")
 			return exitUsage
 		}
 	case "twilio":
@@ -89,7 +90,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			dir = agents.DefaultSpeechCache()
 		}
 		var mu sync.Mutex
-		cfg.Audio = &agents.AudioConfig{SpeechCache: dir, Voice: *voice, Logf: func(format string, a ...any) {
+		cfg.Audio = &agents.AudioConfig{SpeechCache: dir, Voice: *voice, NoTranscript: *noTranscript, Logf: func(format string, a ...any) {
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintf(stderr, "agent %s: "+format+"\n", append([]any{name}, a...)...)
