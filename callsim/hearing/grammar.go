@@ -14,11 +14,11 @@ import (
 // counts, field values). Build it with BuildGrammar; it is read-only
 // afterwards and safe to share.
 type Grammar struct {
-	words    []string        // free vocabulary, sorted; no number words except "one"
-	cues     map[string]bool // words a claim turns on: verb forms, negations, completion words
-	codes    []string        // record codes, canonical (lower-case letters and digits)
-	codeLens []int           // lengths of all-digit codes: the generic code rule's lengths
-	values   [][]string      // text field values and enum values, as word phrases
+	words    []string          // free vocabulary, sorted; no number words except "one"
+	cues     map[string]string // words a claim turns on → their kind (see claimCues)
+	codes    []string          // record codes, canonical (lower-case letters and digits)
+	codeLens []int             // lengths of all-digit codes: the generic code rule's lengths
+	values   [][]string        // text field values and enum values, as word phrases
 }
 
 // BuildGrammar derives a grammar from what the call can talk about: its
@@ -26,16 +26,20 @@ type Grammar struct {
 // the verb families of their effects), its starting records (keys and
 // field values) and a fixed vocabulary of confirmation and refusal words.
 func BuildGrammar(tools []trace.ToolSpec, records []trace.Record) *Grammar {
-	g := &Grammar{cues: map[string]bool{}}
+	g := &Grammar{cues: map[string]string{}}
 	words := map[string]bool{}
 	addVerb := func(v string) {
 		for _, f := range verbForms(v) {
 			words[f] = true
-			g.cues[f] = true
+			switch {
+			case f == v:
+				g.cues[f] = "verb"
+			case strings.HasSuffix(f, "ing"):
+				g.cues[f] = "plan"
+			default:
+				g.cues[f] = "done"
+			}
 		}
-	}
-	for _, w := range claimCues() {
-		g.cues[w] = true
 	}
 	addWords := func(s string) {
 		for _, w := range wordsOf(s) {
@@ -78,6 +82,11 @@ func BuildGrammar(tools []trace.ToolSpec, records []trace.Record) *Grammar {
 		// forms the dictionary lacks ("finded") are left out when rendered.
 		if ws := wordsOf(splitName(t.Name)); len(ws) > 0 && t.Consequential && t.Effect != trace.EffectRead {
 			addVerb(ws[0])
+		}
+	}
+	for kind, ws := range claimCues() { // over the verb forms: "undid" restores
+		for _, w := range ws {
+			g.cues[w] = kind
 		}
 	}
 	lens := map[int]bool{}

@@ -109,21 +109,27 @@ func (g *Grammar) Hear(res Result) Heard {
 	case !sameEntities(h.Entities, c.Entities):
 		h.Uncertain = true
 		h.Why = fmt.Sprintf("two decodes disagree on the values: %v and %v", h.Entities, c.Entities)
-	case !slices.Equal(g.cueWords(res.Words), g.cueWords(res.Check)):
+	case c.Uncertain:
 		h.Uncertain = true
-		h.Why = fmt.Sprintf("two decodes disagree on the claim words: %v and %v", g.cueWords(res.Words), g.cueWords(res.Check))
+		h.Why = "the cross-check decode: " + c.Why
+	case !slices.Equal(g.cueKinds(res.Words), g.cueKinds(res.Check)):
+		h.Uncertain = true
+		h.Why = fmt.Sprintf("two decodes disagree on the kinds of claim words: %v and %v", g.cueKinds(res.Words), g.cueKinds(res.Check))
 	}
 	return h
 }
 
-// cueWords lists, in order, the words of ws a claim turns on.
-func (g *Grammar) cueWords(ws []string) []string {
+// cueKinds lists the kinds of claim words in ws (negation, done, verb,
+// plan, restore, hedge, wait), sorted: what decides the claim, without
+// the word-level noise of two decodes ("changed" against "moved").
+func (g *Grammar) cueKinds(ws []string) []string {
 	var out []string
 	for _, w := range ws {
-		if g.cues[w] {
-			out = append(out, w)
+		if k := g.cues[w]; k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

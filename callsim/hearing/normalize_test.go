@@ -118,6 +118,10 @@ func TestHear(t *testing.T) {
 		{"agree", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four seven one cancelled")}, false},
 		{"disagree on the code", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four one seven is cancelled")}, true},
 		{"check heard nothing", Result{Words: w("booking four four seven one"), Check: []string{}}, true},
+		{"same kinds of claim words", Result{Words: w("i've changed it"), Check: w("i've moved it")}, false},
+		{"a negation heard once", Result{Words: w("nothing was changed"), Check: w("it was changed")}, true},
+		{"a hedge heard once", Result{Words: w("it should be updated"), Check: w("it be updated")}, true},
+		{"the check's own doubt", Result{Words: w("a table for six"), Check: w("a table for for")}, true},
 	}
 	for _, c := range cases {
 		if h := g.Hear(c.res); h.Uncertain != c.uncertain {

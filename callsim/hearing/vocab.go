@@ -23,13 +23,17 @@ unable until up wait was wasn't we we'll we're we've went were whether while
 will with won't would yes yet you you're your`)
 }
 
-// claimCues are the words besides verbs that decide what the claim
-// reader takes an utterance to claim: negations, completion and hedge
-// words. Two decodes that differ on them may read as different claims.
-func claimCues() []string {
-	return strings.Fields(`not no never nothing none cannot can't couldn't won't didn't don't haven't
-hasn't wasn't isn't unable failed done confirmed processed through gone taken still already back
-undo may might should sure whether pending processing checking`)
+// claimCues are the words besides verb forms that decide what the claim
+// reader takes an utterance to claim, by kind. Two decodes whose
+// utterances differ in the kinds present may read as different claims.
+func claimCues() map[string][]string {
+	return map[string][]string{
+		"negation": strings.Fields("not no never nothing none cannot can't couldn't won't didn't don't haven't hasn't wasn't isn't unable failed"),
+		"done":     strings.Fields("done confirmed processed through gone taken"),
+		"restore":  strings.Fields("back undo undid undone revert reverted restore restored reverse reversed rolled"),
+		"hedge":    strings.Fields("may might should sure whether"),
+		"wait":     strings.Fields("pending processing checking moment"),
+	}
 }
 
 // effectVerbs are the verbs agents most often confirm an effect with
