@@ -25,10 +25,12 @@
 //
 //   - Grammar.Normalize marks an utterance Uncertain when nothing was
 //     recognized or when number words fit no entity;
+//   - Normalize also distrusts "for for" and "to to": a number heard as its
+//     homophone;
 //   - with Recognizer.CrossCheck, Recognize decodes twice with different
 //     language weights and Grammar.Hear also marks it Uncertain when the
-//     two decodes name different entities or different claim words
-//     (negations, verb forms, completion words).
+//     two decodes name different entities or different kinds of claim
+//     words (negation, done, verb, plan, restore, hedge, wait).
 //
 // The contract with the scorer: an Uncertain utterance is recorded with
 // its text and a flag; the claim reader must read it as undecided (axis 6
