@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
@@ -67,6 +68,12 @@ func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
 // each call with a grammar built from its own catalogue and records.
 func DefaultHearing() func(callsim.CallSetup) twilio.Hearer {
 	r := &hearing.Recognizer{}
+	// Load the pronunciation dictionary now, not in the middle of the
+	// first live call: it is megabytes parsed in this process, and the
+	// garbage it makes would stall every call's frame clock at once.
+	warm, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	_, _ = r.Recognize(warm, make([]int16, audio.FrameSamples), hearing.BuildGrammar(nil, nil))
+	cancel()
 	return func(c callsim.CallSetup) twilio.Hearer {
 		return &grammarHearer{r: r, g: hearing.BuildGrammar(c.Tools, c.Records)}
 	}
