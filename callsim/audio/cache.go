@@ -31,7 +31,15 @@ type Cache struct {
 
 	mu     sync.Mutex
 	flight map[string]*cacheCall
+	// mem keeps recently spoken texts decoded, so a text said on every
+	// call of a large run is read from disk once, not once per call.
+	mem   map[string]PCM
+	order []string // mem's keys, oldest first
 }
+
+// MemEntries bounds the texts a Cache keeps decoded in memory (a sentence
+// is about 80 KB of PCM, so at most about 20 MB).
+const MemEntries = 256
 
 type cacheCall struct {
 	done chan struct{}
@@ -65,6 +73,10 @@ func (c *Cache) Speech(ctx context.Context, text string) (PCM, error) {
 	key := c.Key(text)
 	for {
 		c.mu.Lock()
+		if p, ok := c.mem[key]; ok {
+			c.mu.Unlock()
+			return clonePCM(p), nil
+		}
 		call, joined := c.flight[key]
 		if !joined {
 			if c.flight == nil {
@@ -79,6 +91,9 @@ func (c *Cache) Speech(ctx context.Context, text string) (PCM, error) {
 			call.pcm, call.err = c.load(ctx, key, text)
 			c.mu.Lock()
 			delete(c.flight, key)
+			if call.err == nil {
+				c.remember(key, call.pcm)
+			}
 			c.mu.Unlock()
 			close(call.done)
 			return clonePCM(call.pcm), call.err
@@ -94,6 +109,22 @@ func (c *Cache) Speech(ctx context.Context, text string) (PCM, error) {
 			continue
 		}
 		return clonePCM(call.pcm), call.err
+	}
+}
+
+// remember keeps p decoded under key, dropping the oldest beyond
+// MemEntries; c.mu is held.
+func (c *Cache) remember(key string, p PCM) {
+	if c.mem == nil {
+		c.mem = make(map[string]PCM)
+	}
+	if _, ok := c.mem[key]; !ok {
+		c.order = append(c.order, key)
+	}
+	c.mem[key] = p
+	for len(c.order) > MemEntries {
+		delete(c.mem, c.order[0])
+		c.order = c.order[1:]
 	}
 }
 

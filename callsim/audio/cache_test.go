@@ -141,7 +141,8 @@ func TestCacheConcurrent(t *testing.T) {
 }
 
 func TestCacheResynthesizesCorruptFile(t *testing.T) {
-	c, s := newTestCache(t, t.TempDir())
+	dir := t.TempDir()
+	c, _ := newTestCache(t, dir)
 	ctx := context.Background()
 	want, err := c.Speech(ctx, "broken record")
 	if err != nil {
@@ -151,15 +152,56 @@ func TestCacheResynthesizesCorruptFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("RIFF\x00\x00"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Speech(ctx, "broken record")
+	// The same Cache answers from memory; another one (another process)
+	// reads the file, finds it broken and synthesizes again.
+	if got, err := c.Speech(ctx, "broken record"); err != nil || !equalPCM(got, want) {
+		t.Fatalf("from memory: %v", err)
+	}
+	c2, s2 := newTestCache(t, dir)
+	got, err := c2.Speech(ctx, "broken record")
 	if err != nil || !equalPCM(got, want) {
 		t.Fatalf("after corruption: %v", err)
 	}
-	if n := s.calls.Load(); n != 2 {
-		t.Errorf("%d syntheses, want 2 (the corrupt file replaced)", n)
+	if n := s2.calls.Load(); n != 1 {
+		t.Errorf("%d syntheses, want 1 (the corrupt file replaced)", n)
 	}
 	if _, err := ReadWAVFile(path); err != nil {
 		t.Errorf("file not repaired: %v", err)
+	}
+}
+
+// A text spoken on every call is decoded once: later calls come from
+// memory, each its own copy; the memory is bounded.
+func TestCacheKeepsRecentSpeechInMemory(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := newTestCache(t, dir)
+	ctx := context.Background()
+	a, err := c.Speech(ctx, "again and again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := c.Lookup("again and again")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Speech(ctx, "again and again")
+	if err != nil || !equalPCM(a, b) {
+		t.Fatalf("from memory: %v", err)
+	}
+	b[0]++
+	if again, _ := c.Speech(ctx, "again and again"); equalPCM(again, b) {
+		t.Error("callers share the remembered PCM")
+	}
+	for i := range MemEntries + 10 {
+		if _, err := c.Speech(ctx, fmt.Sprintf("text %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	n, _ := len(c.mem), len(c.order)
+	c.mu.Unlock()
+	if n != MemEntries {
+		t.Errorf("%d texts in memory, want %d", n, MemEntries)
 	}
 }
 
