@@ -19,6 +19,7 @@ type Grammar struct {
 	codes    []string          // record codes, canonical (lower-case letters and digits)
 	codeLens []int             // lengths of all-digit codes: the generic code rule's lengths
 	values   [][]string        // text field values and enum values, as word phrases
+	noKnown  bool              // leave the records' codes out as whole phrases (measurement)
 }
 
 // BuildGrammar derives a grammar from what the call can talk about: its
@@ -220,16 +221,19 @@ func (g *Grammar) render(ok func(string) bool) string {
 	rule("n999", []string{"<n99>", "<d1> hundred [[and] <n99>]"})
 	rule("n9999", []string{"<n999>", "<d1> thousand [<n999>]"})
 
-	// Codes: the records' own codes as whole phrases (spelled and, for
-	// all-digit codes, as a cardinal: flite reads "4471" as "four thousand
-	// four hundred seventy one"), then any digit string of a record code's
-	// length, so a wrong code is still heard as what was said.
+	// Codes: the records' own codes spelled digit by digit as whole
+	// phrases, any digit string of a record code's length (so a wrong code
+	// is still heard as said), and any cardinal from a thousand ("four
+	// thousand four hundred seventy one", as flite reads "4471"). The
+	// records' codes are not offered as cardinals: that pulled 5 of 14
+	// wrong codes onto a record's (kal16), while spelled ones pulled none
+	// and doubled code accuracy (docs/PERFORMANCE.md).
 	var known []string
 	for _, c := range g.codes {
-		known = append(known, strings.Join(spelledCode(c), " "))
-		if n, ok := smallNumber(c); ok && c[0] != '0' {
-			known = append(known, strings.Join(cardinalWords(n), " "))
+		if g.noKnown {
+			break
 		}
+		known = append(known, strings.Join(spelledCode(c), " "))
 	}
 	codeAlts := []string{"<d1> thousand [<n999>]"}
 	if len(known) > 0 {
@@ -322,18 +326,6 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
-}
-
-// smallNumber reads an all-digit code below 10000 as a number.
-func smallNumber(c string) (int, bool) {
-	if c == "" || len(c) > 4 || strings.Trim(c, "0123456789") != "" {
-		return 0, false
-	}
-	n := 0
-	for _, r := range c {
-		n = n*10 + int(r-'0')
-	}
-	return n, true
 }
 
 // splitName turns an identifier into words: "reschedule_booking",
