@@ -238,7 +238,8 @@ type Conn struct {
 	stopAt      int64 // bytes played when the utterance ending now stopped
 	tick        int   // the frame clock: the tick being played
 	turns       *turns
-	echoes      []Echo // the first maxEchoes marks echoed, for Echoes
+	toHear      []heardJob // utterances ended whose end is not yet emitted
+	echoes      []Echo     // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 
@@ -668,6 +669,7 @@ func (c *Conn) clear() {
 		fs = []callsim.Frame{{Message: m, Raw: raw}}
 	}
 	c.emit(fs...)
+	c.startHearing()
 }
 
 func (c *Conn) echo(names []string) {
@@ -737,8 +739,8 @@ func (c *Conn) sendFrame(n int, at time.Duration) error {
 	frame := make(audio.PCM, audio.FrameSamples)
 	c.mu.Lock()
 	c.tick = n
-	c.turns.caller(n, len(c.talking) > 0, len(c.noises) > 0)
-	if len(c.talking) > 0 {
+	talking, noise := len(c.talking) > 0, len(c.noises) > 0
+	if talking {
 		cur := c.talking[0]
 		k := copy(frame, cur[c.talkPos:])
 		c.talkPos += k
@@ -746,6 +748,7 @@ func (c *Conn) sendFrame(n int, at time.Duration) error {
 			c.talking, c.talkPos = c.talking[1:], 0
 		}
 	}
+	c.turns.caller(n, talking, talking && audio.LevelDBFS(frame) >= c.vadOnsetDBFS, noise)
 	for id, p := range c.noises {
 		k := min(len(p.pcm)-p.pos, audio.FrameSamples)
 		audio.Mix(frame[:k], p.pcm[p.pos:p.pos+k], 0)
@@ -799,6 +802,7 @@ func (c *Conn) playFrame(at time.Duration) {
 		}
 		c.mu.Unlock()
 		c.emit(fs...)
+		c.startHearing()
 		return
 	}
 	c.dry = 0
@@ -848,6 +852,7 @@ func (c *Conn) playFrame(at time.Duration) {
 	c.mu.Unlock()
 	c.echo(reached)
 	c.emit(fs...)
+	c.startHearing()
 }
 
 func (c *Conn) keepLocked(pcm audio.PCM) {
@@ -874,8 +879,10 @@ func (c *Conn) endUtteranceLocked(cleared bool) []callsim.Frame {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.t.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
+		// Started once the end is out (startHearing), so the text never
+		// overtakes it.
 		c.pending.Add(1)
-		go c.hear(id, pcm)
+		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm})
 	}
 	c.heard = c.heard[:0]
 	return fs
@@ -905,6 +912,23 @@ func (c *Conn) ownWordsLocked(cleared bool) (string, bool) {
 	c.transcripts = c.transcripts[1:]
 	c.segStart = max(t.at, c.played)
 	return strings.Join(t.words[:n], " "), true
+}
+
+type heardJob struct {
+	id  string
+	pcm audio.PCM
+}
+
+// startHearing starts the transcriptions of the utterances whose end has
+// been emitted.
+func (c *Conn) startHearing() {
+	c.mu.Lock()
+	jobs := c.toHear
+	c.toHear = nil
+	c.mu.Unlock()
+	for _, j := range jobs {
+		go c.hear(j.id, j.pcm)
+	}
 }
 
 func (c *Conn) hear(id string, pcm audio.PCM) {
@@ -939,6 +963,7 @@ func (c *Conn) Flush(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	c.emit(fs...)
+	c.startHearing()
 	heard := make(chan struct{})
 	go func() {
 		c.pending.Wait()

@@ -14,6 +14,7 @@ type turns struct {
 	callerSpeech bool // the caller's frame at this tick carried speech
 	callerNoise  bool
 	callerEnd    int // tick after the caller's last speech frame; -1: none yet
+	callerLoud   int // tick of the caller's latest loud speech frame
 	answered     bool
 	agentLoud    bool // the agent's utterance is in progress
 	lastLoud     int  // tick of the agent's last loud frame
@@ -25,8 +26,16 @@ func newTurns() *turns { return &turns{callerEnd: -1, bargeIn: -1, lastLoud: -1}
 
 func ticks(n int) time.Duration { return time.Duration(n) * audio.FrameDuration }
 
-// caller notes the caller's frame at tick n.
-func (t *turns) caller(n int, speech, noise bool) {
+// caller notes the caller's frame at tick n: whether an utterance is
+// playing, whether this frame of it is loud, whether noise is. Speech
+// runs from an utterance's first loud frame (not the synthesizer's lead-in
+// silence) to its end, and ends, for response latency, after its last
+// loud frame.
+func (t *turns) caller(n int, talking, loud, noise bool) {
+	speech := talking && (t.callerSpeech || loud)
+	if speech && loud {
+		t.callerLoud = n
+	}
 	if speech && !t.callerSpeech {
 		if t.agentLoud {
 			t.out.BargeIns++
@@ -34,7 +43,7 @@ func (t *turns) caller(n int, speech, noise bool) {
 		}
 	}
 	if !speech && t.callerSpeech {
-		t.callerEnd, t.answered = n, false
+		t.callerEnd, t.answered = t.callerLoud+1, false
 	}
 	t.callerSpeech, t.callerNoise = speech, noise
 }

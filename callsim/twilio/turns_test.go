@@ -20,7 +20,10 @@ func TestTurnsOnTheFrameClock(t *testing.T) {
 	for n := 0; n < 260; n++ {
 		speech := n < 50 || (n >= 100 && n < 130) || (n >= 200 && n < 230)
 		noise := n >= 150 && n < 165
-		tr.caller(n, speech, noise)
+		// Each utterance opens with two frames of lead-in silence, which
+		// are not speech yet.
+		lead := n < 2 || (n >= 100 && n < 102) || (n >= 200 && n < 202)
+		tr.caller(n, speech, speech && !lead, noise)
 		switch {
 		case n == 65, n == 135, n == 185:
 			tr.agentOnset(n - 5)
@@ -42,7 +45,8 @@ func TestTurnsOnTheFrameClock(t *testing.T) {
 		// no second response for the turn that ended at 230, it was never
 		// answered.
 		Responses:   []time.Duration{200 * time.Millisecond, 0},
-		Yields:      []time.Duration{240 * time.Millisecond, 300 * time.Millisecond},
+		// Counted from the first loud frame (102, 202), not the lead-in.
+		Yields:      []time.Duration{200 * time.Millisecond, 260 * time.Millisecond},
 		BargeIns:    2,
 		FalseYields: 1,
 	}, got)
