@@ -19,6 +19,10 @@ type Voice interface {
 	PrepareSpeech(ctx context.Context, id, text string) (time.Duration, error)
 	// PrepareSound makes a noise of kind ready under id, d long.
 	PrepareSound(ctx context.Context, id, kind string, d time.Duration) error
+	// PrepareRecording makes a recorded WAV ready under id instead, as
+	// the utterance (noise false) or the noise (true), and returns its
+	// length.
+	PrepareRecording(ctx context.Context, id, path string, noise bool) (time.Duration, error)
 }
 
 // Flusher is an optional Conn capability of dialects that derive agent

@@ -228,7 +228,13 @@ func (r *run) say(st trace.Step) error {
 	}
 	dur = r.scaled(dur)
 	if v, ok := r.conn.(Voice); ok {
-		d, err := v.PrepareSpeech(r.ctx, id, st.Text)
+		var d time.Duration
+		var err error
+		if st.Audio != "" {
+			d, err = v.PrepareRecording(r.ctx, id, st.Audio, false)
+		} else {
+			d, err = v.PrepareSpeech(r.ctx, id, st.Text)
+		}
 		if err != nil {
 			return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: speech: %v", st.ID, err)}
 		}
@@ -265,7 +271,13 @@ func (r *run) noise(st trace.Step) error {
 	id := fmt.Sprintf("n%d", r.snd)
 	dur := r.scaled(orDefault(st.Duration, DefaultNoise))
 	if v, ok := r.conn.(Voice); ok {
-		if err := v.PrepareSound(r.ctx, id, st.Sound, dur); err != nil {
+		var err error
+		if st.Audio != "" {
+			_, err = v.PrepareRecording(r.ctx, id, st.Audio, true)
+		} else {
+			err = v.PrepareSound(r.ctx, id, st.Sound, dur)
+		}
+		if err != nil {
 			return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: noise: %v", st.ID, err)}
 		}
 	}

@@ -71,7 +71,7 @@ func TestThreeMistakesAllReported(t *testing.T) {
 		}},
 		{"testdata/three_mistakes.json", []string{
 			`testdata/three_mistakes.json:10: expected.backend_correct: want bool, got int 1`,
-			`testdata/three_mistakes.json:20: steps[0].volume: unknown field (want one of id, do, on, text, slots, action, execute, invalidates, duration, sound, digits, hold, match, status, fault, max, required)`,
+			`testdata/three_mistakes.json:20: steps[0].volume: unknown field (want one of id, do, on, text, slots, action, execute, invalidates, duration, sound, audio, digits, hold, match, status, fault, max, required)`,
 			`testdata/three_mistakes.json:27: steps[1].on.after: names no step: "nowhere"`,
 		}},
 	}

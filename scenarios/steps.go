@@ -3,6 +3,8 @@ package scenarios
 import (
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -55,15 +57,15 @@ func stepKind(do string) (trace.StepKind, trace.Act, bool) {
 func usedFields(do string) string {
 	switch do {
 	case "say":
-		return "text slots action execute duration"
+		return "text slots action execute duration audio"
 	case "correct":
-		return "text slots action execute duration"
+		return "text slots action execute duration audio"
 	case "negate":
-		return "text duration"
+		return "text duration audio"
 	case "interrupt":
-		return "text slots execute invalidates duration"
+		return "text slots execute invalidates duration audio"
 	case "noise":
-		return "sound duration"
+		return "sound duration audio"
 	case "silence":
 		return "duration"
 	case "dtmf":
@@ -95,6 +97,7 @@ func setFields(st StepSpec) []string {
 	add("invalidates", st.Invalidates != nil)
 	add("duration", st.Duration != nil)
 	add("sound", st.Sound != "")
+	add("audio", st.Audio != "")
 	add("digits", st.Digits != "")
 	add("hold", st.Hold != "")
 	add("match", st.Match != nil)
@@ -153,6 +156,9 @@ func (b *builder) steps(specs []StepSpec) []trace.Step {
 			zeroOK := kind != trace.StepSay && kind != trace.StepNoise
 			b.duration(p("duration"), *st.Duration, MaxStepDuration, "MaxStepDuration", zeroOK)
 			step.Duration = st.Duration.D()
+		}
+		if st.Audio != "" {
+			step.Audio = b.audioFile(p("audio"), st.Audio)
 		}
 		switch st.Do {
 		case "say", "correct", "negate", "interrupt":
@@ -382,4 +388,23 @@ func argOf(t trace.ToolSpec, name string) (trace.ArgSpec, bool) {
 
 func sameIntent(a, b *trace.Intent) bool {
 	return a.Action == b.Action && a.Execute == b.Execute && maps.Equal(a.Slots, b.Slots)
+}
+
+// audioFile resolves a step's recording against the scenario file's
+// folder and checks that it is there (its contents are read, and refused
+// with the step's id, when an audio call plays it).
+func (b *builder) audioFile(path, name string) string {
+	if !filepath.IsAbs(name) && b.s.File() != "" {
+		name = filepath.Join(filepath.Dir(b.s.File()), name)
+	}
+	if !strings.HasSuffix(strings.ToLower(name), ".wav") {
+		b.add(path, "%q: want a .wav file", name)
+		return name
+	}
+	if fi, err := os.Stat(name); err != nil {
+		b.add(path, "%v", err)
+	} else if fi.IsDir() {
+		b.add(path, "%q is a directory, not a WAV file", name)
+	}
+	return name
 }

@@ -137,7 +137,11 @@ type StepSpec struct {
 	Invalidates *bool             `json:"invalidates,omitempty"`
 	Duration    *Duration         `json:"duration,omitempty"`
 	Sound       string            `json:"sound,omitempty"`
-	Digits      string            `json:"digits,omitempty" jsonschema:"pattern=^[0-9*#]+$"`
+	// Audio is a recorded WAV file (relative to the scenario file) the
+	// caller plays instead of synthesizing Text (speech) or generating
+	// Sound (noise), on audio dialects; text dialects ignore it.
+	Audio  string `json:"audio,omitempty"`
+	Digits string `json:"digits,omitempty" jsonschema:"pattern=^[0-9*#]+$"`
 
 	// Backend control.
 	Hold   string     `json:"hold,omitempty"`

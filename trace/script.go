@@ -80,6 +80,7 @@ type Step struct {
 	Duration    time.Duration `json:"duration,omitempty"`    // speech, noise or silence length
 
 	Sound  string `json:"sound,omitempty"`  // noise: cough, door, tv...
+	Audio  string `json:"audio,omitempty"`  // speech or noise: a recorded WAV to play (audio dialects)
 	Digits string `json:"digits,omitempty"` // dtmf
 
 	// Backend control.

@@ -377,6 +377,27 @@ func (c *Conn) PrepareSpeech(ctx context.Context, id, text string) (time.Duratio
 	return pcm.Duration(), nil
 }
 
+// PrepareRecording reads a recorded WAV (any PCM rate and channel count,
+// made mono 8 kHz) as the utterance or the noise id. A recorded noise is
+// mixed at the level it was recorded at.
+func (c *Conn) PrepareRecording(_ context.Context, id, path string, noise bool) (time.Duration, error) {
+	pcm, err := audio.ReadWAVFile(path)
+	if err != nil {
+		return 0, err
+	}
+	if n := len(pcm) % audio.FrameSamples; n != 0 {
+		pcm = append(pcm, make(audio.PCM, audio.FrameSamples-n)...)
+	}
+	c.mu.Lock()
+	if noise {
+		c.sounds[id] = pcm
+	} else {
+		c.speech[id] = pcm
+	}
+	c.mu.Unlock()
+	return pcm.Duration(), nil
+}
+
 // PrepareSound makes noise of kind, d long, mixed at the transport's level.
 func (c *Conn) PrepareSound(_ context.Context, id, kind string, d time.Duration) error {
 	pcm, err := audio.Noise(kind, d, c.t.Seed+int64(len(id))*7919)

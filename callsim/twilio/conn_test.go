@@ -521,3 +521,43 @@ func TestAgentTranscriptReplacesRecognition(t *testing.T) {
 	assert.Empty(t, h.heard, "no recognizer for an agent that gives its words")
 	h.mu.Unlock()
 }
+
+// A recorded utterance (here 16 kHz stereo) is played as the caller's
+// speech, resampled to 8 kHz μ-law; a file that is not a WAV is refused.
+func TestRecordedSpeechIsPlayed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ask.wav")
+	mono := audio.Resample(tone(300, 500*time.Millisecond, -20), audio.SampleRate, 16000)
+	stereo := make([]int16, 0, 2*len(mono))
+	for _, v := range mono {
+		stereo = append(stereo, v, v)
+	}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, audio.WriteWAVRate(f, stereo, 16000, 2))
+	require.NoError(t, f.Close())
+
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	_ = b.ws(t)
+	start(t, c)
+	d, err := c.PrepareRecording(context.Background(), "u1", path, false)
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Millisecond, d)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
+	time.Sleep(d + 200*time.Millisecond)
+	loud := 0
+	for _, m := range b.all("media") {
+		raw, err := base64.StdEncoding.DecodeString(m.raw["media"].(map[string]any)["payload"].(string))
+		require.NoError(t, err)
+		if audio.LevelDBFS(audio.DecodeMulaw(raw)) > -30 {
+			loud++
+		}
+	}
+	assert.InDelta(t, 25, loud, 1, "500 ms of recording is 25 loud frames")
+
+	bad := filepath.Join(dir, "bad.wav")
+	require.NoError(t, os.WriteFile(bad, []byte("not audio"), 0o644))
+	_, err = c.PrepareRecording(context.Background(), "u2", bad, true)
+	assert.ErrorIs(t, err, audio.ErrNotWAV)
+}

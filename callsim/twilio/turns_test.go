@@ -44,7 +44,7 @@ func TestTurnsOnTheFrameClock(t *testing.T) {
 		// 50→60; 130→130 (the agent's audio began as the caller stopped):
 		// no second response for the turn that ended at 230, it was never
 		// answered.
-		Responses:   []time.Duration{200 * time.Millisecond, 0},
+		Responses: []time.Duration{200 * time.Millisecond, 0},
 		// Counted from the first loud frame (102, 202), not the lead-in.
 		Yields:      []time.Duration{200 * time.Millisecond, 260 * time.Millisecond},
 		BargeIns:    2,
