@@ -20,8 +20,10 @@ import (
 // CALLPROOF_ASR_VOICES (default kal16,rms,awb), CALLPROOF_ASR_STYLES
 // (digits, flite; default digits), CALLPROOF_ASR_ARGS (extra decoder
 // flags), CALLPROOF_ASR_MIRROR (image gain, -1 for none), CALLPROOF_ASR_JOBS
-// (parallel decodes, default 1) and CALLPROOF_ASR_CHANNEL=wide (16 kHz
-// straight from flite, no telephone: the ceiling) vary the run.
+// (parallel decodes, default 1), CALLPROOF_ASR_CHANNEL=wide (16 kHz
+// straight from flite, no telephone: the ceiling), CALLPROOF_ASR_CROSSCHECK=0
+// (one decode) and CALLPROOF_ASR_NOKNOWN=1 (no record codes as whole
+// phrases) vary the run.
 func TestEntityAccuracy(t *testing.T) {
 	if os.Getenv("CALLPROOF_ASR_ACCURACY") == "" {
 		t.Skip("set CALLPROOF_ASR_ACCURACY=1 to measure recognizer entity accuracy (slow)")

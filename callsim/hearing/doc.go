@@ -6,8 +6,9 @@
 // the pocketsphinx-en-us model) constrained by a JSGF grammar built from
 // the call itself (BuildGrammar): a loop over a free vocabulary — the
 // catalogue's words, the claim reader's cue words, confirmation and
-// refusal glue — and whole-phrase entities: record codes spelled digit by
-// digit or said as a cardinal, any digit string of a record code's length,
+// refusal glue — and whole-phrase entities: the records' codes spelled
+// digit by digit, any digit string of a record code's length, any
+// cardinal from a thousand ("four thousand four hundred seventy one"),
 // dates ("wednesday december ninth"), times ("seven thirty p.m."), amounts
 // ("forty five dollars fifty cents"), counts ("for four") and the records'
 // text values (names). Number words exist only inside entities, which is
