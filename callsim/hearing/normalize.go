@@ -53,6 +53,8 @@ type Heard struct {
 // number. Normalize re-reads the same entity shapes; a number word that
 // fits none of them ("moved it two wednesday", from this or another
 // recognizer) is not guessed to be "to": it makes the utterance Uncertain.
+// The reverse slip is guessed neither: "for for" or "to to" (in our trials
+// always a "four" or "two" heard as the function word) makes it Uncertain.
 // "one" alone stays a word ("one moment").
 func (g *Grammar) Normalize(words []string) Heard {
 	ws := make([]string, 0, len(words))
