@@ -67,7 +67,10 @@ func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
 // only audio: Debian's pocketsphinx, one recognizer shared by every call,
 // each call with a grammar built from its own catalogue and records.
 func DefaultHearing() func(callsim.CallSetup) twilio.Hearer {
-	r := &hearing.Recognizer{}
+	// The cross-check decodes each utterance twice (at two language
+	// weights) and marks it uncertain where they disagree: without it a
+	// lost "not" or "should" can turn a failure into a pass.
+	r := &hearing.Recognizer{CrossCheck: true}
 	// Load the pronunciation dictionary now, not in the middle of the
 	// first live call: it is megabytes parsed in this process, and the
 	// garbage it makes would stall every call's frame clock at once.
@@ -90,6 +93,6 @@ func (h *grammarHearer) Hear(ctx context.Context, pcm audio.PCM) (string, bool, 
 	if err != nil {
 		return "", true, err
 	}
-	heard := h.g.Normalize(res.Words)
+	heard := h.g.Hear(res)
 	return heard.Text, heard.Uncertain, nil
 }
