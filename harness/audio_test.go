@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/trace"
 )
@@ -112,4 +115,107 @@ func TestEveryScenarioSoundHasAudio(t *testing.T) {
 	for _, s := range scenarios.Sounds() {
 		assert.True(t, kinds[s], "scenario sound %q has no audio.Noise kind", s)
 	}
+}
+
+// fidelityCalls is how many real-time audio calls TestAudioFidelityUnderLoad
+// places at once against one in-process audio agent under -race; the
+// harness alone sustains 500 (docs/PERFORMANCE.md, "Audio calls under load").
+const fidelityCalls = 24
+
+// Under concurrent load every scripted utterance reaches the agent as
+// exactly one utterance with its own words — no turn split or merged by
+// frames that bunched up — as the audio reference agent's own counts
+// show; and the caller kept real time on every call.
+func TestAudioFidelityUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time audio")
+	}
+	cache := filepath.Join(t.TempDir(), "speech")
+	cfg := agents.Careful()
+	cfg.Audio = &agents.AudioConfig{SpeechCache: cache}
+	running, err := agents.Start(context.Background(), cfg, "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = running.Close() })
+	tr, err := harness.TwilioTransport(harness.AudioOptions{SpeechCache: cache})
+	require.NoError(t, err)
+	lines := []string{
+		"Hi, I'd like to change the delivery date on order 5590 to December 3.",
+		"Sorry, I meant order 5599.",
+		"Wait, stop, don't change anything.",
+	}
+	for _, l := range lines { // synthesized once, before the clock matters
+		_, err := tr.Speech.Speech(context.Background(), l)
+		require.NoError(t, err)
+	}
+	type result struct {
+		late callsim.Lateness
+		err  error
+	}
+	res := make([]result, fidelityCalls)
+	done := make(chan int)
+	for i := range fidelityCalls {
+		go func() {
+			defer func() { done <- i }()
+			res[i].late, res[i].err = fidelityCall(tr, running.URL, fmt.Sprintf("fid-%02d", i), lines)
+		}()
+	}
+	for range fidelityCalls {
+		<-done
+	}
+	behind := 0
+	for i, r := range res {
+		require.NoError(t, r.err, "call %d", i)
+		if r.late.Behind() {
+			behind++
+		}
+	}
+	// The agent files a call's counts when its session ends, just after
+	// the caller's stop.
+	require.Eventually(t, func() bool { return len(running.Agent().EarStats()) == fidelityCalls }, 10*time.Second, 20*time.Millisecond)
+	stats := running.Agent().EarStats()
+	for _, s := range stats {
+		var heard []string
+		for _, h := range s.Heard {
+			heard = append(heard, h.Text)
+		}
+		assert.Equal(t, lines, heard, "%s: every utterance once, in order", s.CallID)
+		assert.Equal(t, len(lines), s.Onsets, "%s: one onset per utterance", s.CallID)
+	}
+	t.Logf("%d calls at once: %d fell behind real time", fidelityCalls, behind)
+}
+
+// fidelityCall says lines one after another, with a pause, then hangs up.
+func fidelityCall(tr *twilio.Transport, url, id string, lines []string) (callsim.Lateness, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := tr.Dial(ctx, url)
+	if err != nil {
+		return callsim.Lateness{}, err
+	}
+	c := conn.(*twilio.Conn)
+	defer c.Close()
+	go func() {
+		for {
+			if _, err := c.Recv(ctx); err != nil {
+				return
+			}
+		}
+	}()
+	if err := c.Send(ctx, native.Message{Event: native.EventStart, Start: &native.Start{CallID: id, TimeScale: 1}}); err != nil {
+		return callsim.Lateness{}, err
+	}
+	time.Sleep(2500 * time.Millisecond) // the agent's greeting
+	for i, l := range lines {
+		uid := fmt.Sprintf("u%d", i)
+		d, err := c.PrepareSpeech(ctx, uid, l)
+		if err != nil {
+			return callsim.Lateness{}, err
+		}
+		if err := c.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: uid, Phase: native.PhaseOnset}}); err != nil {
+			return callsim.Lateness{}, err
+		}
+		time.Sleep(d + 1500*time.Millisecond)
+	}
+	err = c.Send(ctx, native.Message{Event: native.EventStop, Stop: &native.Stop{}})
+	return c.Lateness(), err
 }
