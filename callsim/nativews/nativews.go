@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/internal/readdeadline"
 	"github.com/callproof/callproof/protocol/native"
 )
 
@@ -78,13 +77,13 @@ func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, er
 		writerDone:   make(chan struct{}),
 		readerDone:   make(chan struct{}),
 		pingEvery:    make(chan time.Duration, 1),
-		last:         time.Now(),
 	}
+	c.rd = readdeadline.New(ws)
 	c.limit.Store(limit)
 	// Any frame or control frame from the agent shows it is alive.
-	ws.SetPongHandler(func(string) error { c.alive(); return nil })
+	ws.SetPongHandler(func(string) error { c.rd.Alive(); return nil })
 	ping := ws.PingHandler()
-	ws.SetPingHandler(func(data string) error { c.alive(); return ping(data) })
+	ws.SetPingHandler(func(data string) error { c.rd.Alive(); return ping(data) })
 	go c.writer()
 	return c, nil
 }
@@ -113,12 +112,9 @@ type Conn struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Read deadline: the earlier of the last sign of life plus idle and
-	// the call deadline. dmu orders their updates with the deadline set.
-	dmu      sync.Mutex
-	last     time.Time     // last frame, pong or ping from the agent
-	idle     time.Duration // 0: none
-	deadline time.Time     // call deadline; zero: none
+	// rd keeps the read deadline: the earlier of the last sign of life
+	// plus idle and the call deadline.
+	rd *readdeadline.Keeper
 
 	pingEvery chan time.Duration // to the writer: a new ping interval (0: none)
 }
@@ -129,22 +125,13 @@ var (
 )
 
 // SetCallDeadline makes reads and writes fail after t.
-func (c *Conn) SetCallDeadline(t time.Time) {
-	c.dmu.Lock()
-	c.deadline = t
-	c.applyLocked()
-	c.dmu.Unlock()
-}
+func (c *Conn) SetCallDeadline(t time.Time) { c.rd.SetCallDeadline(t) }
 
 // SetIdleTimeout makes Recv fail with callsim.ErrUnresponsive when the
 // agent sends nothing for d; the writer pings PingsPerIdle times per d, so
-// an agent that reads its socket always answers in time.
+// an agent that reads its socket always answers.
 func (c *Conn) SetIdleTimeout(d time.Duration) {
-	c.dmu.Lock()
-	c.idle = d
-	c.last = time.Now() // the new timeout counts from now
-	c.applyLocked()
-	c.dmu.Unlock()
+	c.rd.SetIdleTimeout(d)
 	every := time.Duration(0)
 	if d > 0 {
 		every = max(d/PingsPerIdle, MinPingInterval)
@@ -162,54 +149,11 @@ func (c *Conn) SetIdleTimeout(d time.Duration) {
 	}
 }
 
-// alive records a sign of life and moves the read deadline on.
-func (c *Conn) alive() {
-	c.dmu.Lock()
-	c.last = time.Now()
-	c.applyLocked()
-	c.dmu.Unlock()
-}
-
-// readDeadlineLocked is when the current read must have finished.
-func (c *Conn) readDeadlineLocked() time.Time {
-	t := c.deadline
-	if c.idle > 0 {
-		if i := c.last.Add(c.idle); t.IsZero() || i.Before(t) {
-			t = i
-		}
-	}
-	return t
-}
-
-// applyLocked sets the read deadline; net.Conn deadlines may be set while
-// a read is blocked and apply to it.
-func (c *Conn) applyLocked() {
-	_ = c.ws.SetReadDeadline(c.readDeadlineLocked())
-}
-
-// timedOut explains a read that hit its deadline.
-func (c *Conn) timedOut() error {
-	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	if !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
-		return fmt.Errorf("%w: read past the call deadline", callsim.ErrUnresponsive)
-	}
-	return fmt.Errorf("%w: no frame and no answer to pings for %s", callsim.ErrUnresponsive, c.idle)
-}
-
-// isTimeout: gorilla hands read deadlines back as its own net.Error.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
 // writeDeadline is the deadline for one write: the write timeout, cut
 // short by the sender's and the call's deadlines.
 func (c *Conn) writeDeadline(sender time.Time) time.Time {
 	t := time.Now().Add(c.writeTimeout)
-	c.dmu.Lock()
-	call := c.deadline
-	c.dmu.Unlock()
+	call := c.rd.Deadline()
 	for _, d := range []time.Time{sender, call} {
 		if !d.IsZero() && d.Before(t) {
 			t = d
@@ -310,13 +254,13 @@ func (c *Conn) reader() {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
-			case isTimeout(err):
-				err = c.timedOut()
+			case readdeadline.IsTimeout(err):
+				err = c.rd.TimedOut()
 			}
 			c.readErr = err
 			return
 		}
-		c.alive()
+		c.rd.Alive()
 		if typ != websocket.TextMessage {
 			c.readErr = fmt.Errorf("%w: binary frame", callsim.ErrGarbageFrame)
 			return

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/internal/readdeadline"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
@@ -157,7 +157,6 @@ func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, er
 		noises:   map[string]*playing{},
 		lat:      newHistogram(),
 		turns:    newTurns(),
-		last:     time.Now(),
 	}
 	vc := t.VAD
 	if vc == (audio.VADConfig{}) {
@@ -170,10 +169,11 @@ func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, er
 	}
 	c.vad = audio.NewVAD(vc)
 	c.vadOnsetDBFS = vc.OnsetDBFS
+	c.rd = readdeadline.New(ws)
 	c.limit.Store(orInt(t.MaxFrameBytes, DefaultMaxFrameBytes))
-	ws.SetPongHandler(func(string) error { c.alive(); return nil })
+	ws.SetPongHandler(func(string) error { c.rd.Alive(); return nil })
 	ping := ws.PingHandler()
-	ws.SetPingHandler(func(s string) error { c.alive(); return ping(s) })
+	ws.SetPingHandler(func(s string) error { c.rd.Alive(); return ping(s) })
 	return c, nil
 }
 
@@ -243,10 +243,7 @@ type Conn struct {
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 
-	dmu      sync.Mutex
-	last     time.Time
-	idle     time.Duration
-	deadline time.Time
+	rd *readdeadline.Keeper // the read deadline: call deadline and idle timeout
 }
 
 type transcript struct {
@@ -292,57 +289,18 @@ func orDur(v, d time.Duration) time.Duration {
 func (c *Conn) SetFrameLimit(n int64) { c.limit.Store(n) }
 
 // SetCallDeadline makes reads fail after t.
-func (c *Conn) SetCallDeadline(t time.Time) {
-	c.dmu.Lock()
-	c.deadline = t
-	c.applyLocked()
-	c.dmu.Unlock()
-}
+func (c *Conn) SetCallDeadline(t time.Time) { c.rd.SetCallDeadline(t) }
 
 // SetIdleTimeout makes Recv fail with callsim.ErrUnresponsive when the
 // agent sends nothing, not even a pong, for d. The pacer pings four times
 // per d: an agent that is silent but reads its socket always answers.
-func (c *Conn) SetIdleTimeout(d time.Duration) {
-	c.dmu.Lock()
-	c.idle = d
-	c.last = time.Now()
-	c.applyLocked()
-	c.dmu.Unlock()
-}
-
-func (c *Conn) alive() {
-	c.dmu.Lock()
-	c.last = time.Now()
-	c.applyLocked()
-	c.dmu.Unlock()
-}
-
-func (c *Conn) applyLocked() {
-	t := c.deadline
-	if c.idle > 0 {
-		if i := c.last.Add(c.idle); t.IsZero() || i.Before(t) {
-			t = i
-		}
-	}
-	_ = c.ws.SetReadDeadline(t)
-}
+func (c *Conn) SetIdleTimeout(d time.Duration) { c.rd.SetIdleTimeout(d) }
 
 func (c *Conn) pingEvery() time.Duration {
-	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	if c.idle <= 0 {
-		return 0
+	if idle := c.rd.Idle(); idle > 0 {
+		return max(idle/4, 50*time.Millisecond)
 	}
-	return max(c.idle/4, 50*time.Millisecond)
-}
-
-func (c *Conn) timedOut() error {
-	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	if !c.deadline.IsZero() && !time.Now().Before(c.deadline) {
-		return fmt.Errorf("%w: read past the call deadline", callsim.ErrUnresponsive)
-	}
-	return fmt.Errorf("%w: no frame and no answer to pings for %s", callsim.ErrUnresponsive, c.idle)
+	return 0
 }
 
 // write sends one frame; the caller holds wmu.
@@ -588,13 +546,13 @@ func (c *Conn) reader() {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
-			case isTimeout(err):
-				err = c.timedOut()
+			case readdeadline.IsTimeout(err):
+				err = c.rd.TimedOut()
 			}
 			fail(err)
 			return
 		}
-		c.alive()
+		c.rd.Alive()
 		if typ != websocket.TextMessage {
 			fail(fmt.Errorf("%w: binary frame", callsim.ErrGarbageFrame))
 			return
@@ -1108,9 +1066,4 @@ func (c *Conn) writeRecording(path string) error {
 		err = cerr
 	}
 	return err
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
