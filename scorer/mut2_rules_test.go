@@ -318,3 +318,19 @@ func TestMut2FailVerb(t *testing.T) {
 		}
 	}
 }
+
+// TestMut2NotAcceptedBeforeOnset: a write answered with an error (400, 500)
+// or whose answer was lost before the caller began withdrawing it was never
+// accepted, so when it lands after the change it is an in-flight call the
+// agent left standing; the bucket says so and cites the receipt, the onset
+// and the commit.
+func TestMut2NotAcceptedBeforeOnset(t *testing.T) {
+	hs := mutHistories()
+	for _, n := range []string{
+		"axis_neg_400_before_onset_lands_after",
+		"axis_neg_error_before_onset_lands_after",
+		"axis_neg_dropped_before_onset_lands_after",
+	} {
+		bucketSays(t, n, Score(hs[n]), BucketInflightNotCanceled, "had not been accepted when the caller began the change, and committed after it")
+	}
+}
