@@ -155,6 +155,8 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 				meta = *run.Meta
 			} else if run.Meta.Suite != meta.Suite {
 				return nil, fmt.Errorf("merge: %s ran suite %q, %s ran %q: not the same run", dirs[0], meta.Suite, dir, run.Meta.Suite)
+			} else if err := sameScenarios(&meta, run.Meta, dirs[0], dir); err != nil {
+				return nil, err
 			}
 			if len(run.Meta.Planned) == 0 {
 				manifests = false
@@ -217,4 +219,25 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 	}
 	res.Calls, res.Replaced = len(hs), len(earlier)
 	return res, nil
+}
+
+// sameScenarios refuses to merge runs that placed one scenario id with
+// different content (an edited scenario file between the runs), and folds
+// b's hashes into a's: a merged run's calls must all be of one version.
+func sameScenarios(a, b *Meta, adir, bdir string) error {
+	for id, h := range b.ScenarioHashes {
+		if ah, ok := a.ScenarioHashes[id]; ok && ah != h {
+			return fmt.Errorf("merge: scenario %s changed between %s and %s (content hash %.12s against %.12s): not the same run", id, adir, bdir, ah, h)
+		}
+	}
+	if len(b.ScenarioHashes) > 0 {
+		if a.ScenarioHashes == nil {
+			a.ScenarioHashes = map[string]string{}
+		}
+		for id, h := range b.ScenarioHashes {
+			a.ScenarioHashes[id] = h
+		}
+		a.PackHash = PackHash(a.ScenarioHashes)
+	}
+	return nil
 }

@@ -36,8 +36,17 @@ type Meta struct {
 	TimeScale float64 `json:"time_scale"`
 	Calls     int     `json:"calls"`
 	Transport string  `json:"transport,omitempty"`
+	// Trials is how many times the run places every scenario (0 or 1:
+	// once, under the scenario's id; k > 1: ids SCENARIO.t1 … .tk).
+	Trials int `json:"trials,omitempty"`
 	// Planned lists the call ids the run places, in suite order.
 	Planned []string `json:"planned,omitempty"`
+	// PackHash and ScenarioHashes are the content hashes of what the run
+	// placed (ScenarioHash, PackHash): baselines compare only equal ones.
+	PackHash       string            `json:"pack_hash,omitempty"`
+	ScenarioHashes map[string]string `json:"scenario_hashes,omitempty"`
+	// AgentVersion is the agent's version or commit, as the user gave it.
+	AgentVersion string `json:"agent_version,omitempty"`
 	// Sources are the directories a merged run was made from, in order.
 	Sources []string `json:"sources,omitempty"`
 }

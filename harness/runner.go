@@ -47,6 +47,13 @@ type CallResult struct {
 // returns the results in the scenarios' order. The error is for a run that
 // could not happen at all; per-call failures are outcomes.
 func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Compiled) ([]CallResult, error) {
+	return r.Place(ctx, agentURL, Placements(cases, 1))
+}
+
+// Place places the calls ps against the agent at agentURL (a run of
+// several trials, a resume, a replay) and returns the results in ps's
+// order. Errors are as Run's.
+func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]CallResult, error) {
 	if r.Backend == nil || r.Simulator == nil || r.Transport == nil {
 		return nil, fmt.Errorf("harness: runner needs a backend, a simulator and a transport")
 	}
@@ -58,14 +65,14 @@ func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Co
 	// take more calls must not keep an agent busy for nothing.
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	out := make([]CallResult, len(cases))
+	out := make([]CallResult, len(ps))
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	var writeErr error
 	var cancelled []string
-	for i, c := range cases {
+	for i, p := range ps {
 		// Once cancelled, calls no longer wait for a slot: each is
 		// recorded at once as cancelled.
 		acquired := false
@@ -80,7 +87,7 @@ func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Co
 			if acquired {
 				defer func() { <-sem }()
 			}
-			h := r.call(runCtx, agentURL, c)
+			h := r.call(runCtx, agentURL, p)
 			s := scorer.Score(h)
 			out[i] = CallResult{History: h, Score: s}
 			mu.Lock()
@@ -96,7 +103,7 @@ func (r *Runner) Run(ctx context.Context, agentURL string, cases []*scenarios.Co
 			}
 			done++
 			if r.Progress != nil {
-				r.Progress(done, len(cases), s)
+				r.Progress(done, len(ps), s)
 			}
 		}()
 	}
@@ -136,7 +143,8 @@ func CheckAgentURL(u string) error {
 
 // call runs one scenario and always returns a complete history: our own
 // failures end it as harness_error, never as a verdict on the agent.
-func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compiled) *trace.History {
+func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.History {
+	c := p.Case
 	scale := r.TimeScale
 	if scale <= 0 {
 		scale = 1
@@ -145,10 +153,10 @@ func (r *Runner) call(ctx context.Context, agentURL string, c *scenarios.Compile
 	if r.Seed != 0 {
 		seed = r.Seed
 	}
-	id := c.Scenario.ID
+	id := p.CallID()
 	rec := trace.NewRecorder(id, r.Clock)
 	rec.Record(trace.SourceHarness, trace.KindCallStart, &trace.CallStart{
-		Schema: trace.SchemaVersion, ScenarioID: id, Category: string(c.Scenario.Category), Suite: r.Suite,
+		Schema: trace.SchemaVersion, ScenarioID: c.Scenario.ID, Trial: p.Trial, Category: string(c.Scenario.Category), Suite: r.Suite,
 		Agent: r.Agent, Transport: r.TransportName, Seed: seed, TimeScale: scale,
 		Script: c.Script, Tools: c.Tools, Records: c.Records, Faults: c.Faults,
 	})
@@ -301,13 +309,14 @@ func (r *Runner) backendAlive() error {
 	return conn.Close()
 }
 
-// Failed returns the scenario ids of calls that did not reach end-to-end
-// integrity (any outcome), sorted.
+// Failed returns the call ids of calls that did not reach end-to-end
+// integrity (any outcome), sorted: in a run of one trial per scenario, the
+// scenario ids.
 func Failed(scores []scorer.CallScore) []string {
 	var ids []string
 	for _, s := range scores {
 		if !s.Integrity && s.Outcome != trace.OutcomeExcluded {
-			ids = append(ids, s.Scenario)
+			ids = append(ids, s.Call)
 		}
 	}
 	sort.Strings(ids)

@@ -17,18 +17,21 @@ const (
 // Records; ScenarioID and Category are labels for reports and the gate and
 // must never change a score.
 type CallStart struct {
-	Schema     int        `json:"schema"`
-	ScenarioID string     `json:"scenario"`
-	Category   string     `json:"category,omitempty"`
-	Suite      string     `json:"suite,omitempty"`
-	Agent      string     `json:"agent,omitempty"`
-	Transport  string     `json:"transport,omitempty"`
-	Seed       int64      `json:"seed"`
-	TimeScale  float64    `json:"time_scale"`
-	Script     Script     `json:"script"`
-	Tools      []ToolSpec `json:"tools"`
-	Records    []Record   `json:"records"`
-	Faults     []Fault    `json:"faults,omitempty"`
+	Schema     int    `json:"schema"`
+	ScenarioID string `json:"scenario"`
+	// Trial is which of a run's repeated calls of the scenario this is
+	// (from 1); 0 when the run places each scenario once.
+	Trial     int        `json:"trial,omitempty"`
+	Category  string     `json:"category,omitempty"`
+	Suite     string     `json:"suite,omitempty"`
+	Agent     string     `json:"agent,omitempty"`
+	Transport string     `json:"transport,omitempty"`
+	Seed      int64      `json:"seed"`
+	TimeScale float64    `json:"time_scale"`
+	Script    Script     `json:"script"`
+	Tools     []ToolSpec `json:"tools"`
+	Records   []Record   `json:"records"`
+	Faults    []Fault    `json:"faults,omitempty"`
 }
 
 // CallEnd closes a history with what the harness saw. Outcome is empty when

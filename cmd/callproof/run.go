@@ -13,7 +13,7 @@ import (
 )
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
-                    [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+                    [--trials K] [--agent-version V] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
                     [--transport native|twilio] [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
        callproof run --resume DIR [--agent URL] [--concurrency N]
 
@@ -22,6 +22,8 @@ completes. --out must be new or empty (--force replaces what is there).
 --rerun-failed places the failed and missing calls of an earlier run into a
 new --out; --resume places, in DIR itself, the planned calls that have no
 complete history (a run cut short, or cancelled with Ctrl-C).
+--trials K places every scenario K times (call ids SCENARIO.t1 … .tK), for
+pass^k and the gate's intervals (docs/GATING.md).
 --transport twilio calls the agent as Twilio Media Streams does (audio,
 real time: --scale must stay 1); --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio.
@@ -35,7 +37,10 @@ type runPlan struct {
 	agent, out, suite string
 	seed              int64
 	scale             float64
-	cases             []*scenarios.Compiled
+	cases             []*scenarios.Compiled // the suite's selected scenarios
+	calls             []harness.Placement   // what the run places
+	trials            int
+	version           string
 	resume            bool
 	audio             audioFlags
 }
@@ -57,6 +62,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	resume := c.String("resume", "", "results directory of a run cut short: place its unfinished calls there")
 	force := c.Bool("force", false, "write into a non-empty --out, replacing the run there")
 	conc := c.Int("concurrency", 8, "calls at once")
+	trials := c.Int("trials", 1, fmt.Sprintf("place every scenario this many times (1..%d)", harness.MaxTrials))
+	version := c.String("agent-version", "", "the agent's version or commit, recorded in the run's manifest and history")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text) or twilio (Twilio Media Streams audio)")
@@ -81,7 +88,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *resume != "" {
 		p, err = planResume(c, *resume, *agentURL)
 	} else {
-		p, err = planRun(c, *agentURL, *out, *suite, *only, *rerun, *seed, *scale, *force)
+		p, err = planRun(c, *agentURL, *out, *suite, *only, *rerun, *seed, *scale, *force, *trials)
+	}
+	if p != nil && !p.resume {
+		p.version = *version
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
@@ -100,9 +110,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // planRun checks a fresh run's flags; nothing is created yet.
-func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale float64, force bool) (*runPlan, error) {
+func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale float64, force bool, trials int) (*runPlan, error) {
 	if err := checkAgent(agent); err != nil {
 		return nil, err
+	}
+	if trials < 1 || trials > harness.MaxTrials {
+		return nil, fmt.Errorf("--trials %d: want 1..%d", trials, harness.MaxTrials)
 	}
 	if err := checkScale(scale); err != nil {
 		return nil, err
@@ -118,7 +131,7 @@ func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale fl
 	} else if used && !force {
 		return nil, fmt.Errorf("--out %s is not empty: pass --force to replace it, --resume %s to finish it, or choose a new directory", out, out)
 	}
-	var ids []string
+	var ids, callIDs []string
 	if only != "" {
 		ids = strings.Split(only, ",")
 	}
@@ -130,27 +143,43 @@ func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale fl
 		if earlier.Meta != nil && !c.set("suite") {
 			suite = earlier.Meta.Suite // re-run what that run ran
 		}
+		if earlier.Meta != nil && !c.set("trials") {
+			trials = max(earlier.Meta.Trials, 1)
+		}
 		again := harness.Failed(scorer.ScoreAll(earlier.Histories))
 		again = append(again, harness.CheckCompleteness(earlier).Missing...)
 		if len(again) == 0 {
 			return nil, nil
 		}
-		ids = append(ids, again...)
+		callIDs = again
 	}
 	name, cases, err := harness.LoadSuite(suite)
 	if err != nil {
 		return nil, err
 	}
+	all := cases
 	if cases, err = harness.Select(cases, ids); err != nil {
 		return nil, err
 	}
-	return &runPlan{agent: agent, out: out, suite: name, seed: seed, scale: scale, cases: cases}, nil
+	calls := harness.Placements(cases, trials)
+	if callIDs != nil {
+		// The failed calls themselves, under their own ids (so a merge
+		// puts each new attempt in its old place), and any --only ones.
+		if ids != nil {
+			callIDs = append(callIDs, harness.CallIDs(calls)...)
+		}
+		if calls, err = harness.SelectCalls(all, callIDs); err != nil {
+			return nil, fmt.Errorf("--rerun-failed: %w", err)
+		}
+		cases = all
+	}
+	return &runPlan{agent: agent, out: out, suite: name, seed: seed, scale: scale, cases: cases, calls: calls, trials: trials}, nil
 }
 
 // planResume reads a run's manifest: the resume runs what it planned, as
 // it planned it; only the agent's address may change.
 func planResume(c *cli, dir, agent string) (*runPlan, error) {
-	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force", "transport"} {
+	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force", "transport", "trials", "agent-version"} {
 		if c.set(f) {
 			return nil, fmt.Errorf("--resume takes the run's own settings from %s/%s: --%s cannot change them", dir, harness.MetaFile, f)
 		}
@@ -172,16 +201,20 @@ func planResume(c *cli, dir, agent string) (*runPlan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--resume: suite of %s: %w", dir, err)
 	}
-	if _, err := harness.Select(cases, meta.Planned); err != nil {
+	calls, err := harness.SelectCalls(cases, meta.Planned)
+	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
 	}
-	return &runPlan{agent: agent, out: dir, suite: name, seed: meta.Seed, scale: meta.TimeScale, cases: cases, resume: true}, nil
+	if err := sameVersion(meta, calls); err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	return &runPlan{agent: agent, out: dir, suite: name, seed: meta.Seed, scale: meta.TimeScale, cases: cases, calls: calls, trials: meta.Trials, resume: true}, nil
 }
 
 // placeCalls starts the backend, writes the results directory and prints
 // the run's table.
 func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
-	cases := p.cases
+	calls := p.calls
 	var res *harness.Results
 	var err error
 	if p.resume {
@@ -191,20 +224,20 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 			return exitBroken
 		}
 		warn(stderr, "run", plan.Warnings)
-		if len(plan.Todo) == 0 {
-			cases = nil // Select takes no ids as all
-		} else if cases, err = harness.Select(cases, plan.Todo); err != nil {
+		if calls, err = harness.SelectCalls(p.cases, plan.Todo); err != nil {
 			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stderr, "callproof run: resuming %s: %d calls kept, %d to place", p.out, plan.Kept, len(cases))
+		fmt.Fprintf(stderr, "callproof run: resuming %s: %d calls kept, %d to place", p.out, plan.Kept, len(calls))
 		if plan.Moved > 0 {
 			fmt.Fprintf(stderr, " (%d earlier attempts moved to %s)", plan.Moved, harness.AttemptsFile)
 		}
 		fmt.Fprintln(stderr)
 		res, err = harness.OpenResults(p.out)
 	} else {
-		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, Suite: p.suite, Seed: p.seed, TimeScale: p.scale, Calls: len(cases), Transport: p.audio.name(), Planned: harness.Plan(cases)})
+		pack, hashes := harness.Hashes(p.cases)
+		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
+			Calls: len(calls), Transport: p.audio.name(), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
@@ -227,7 +260,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
 	bar := newProgress(stderr)
 	r.Progress = bar.update
-	_, err = r.Run(ctx, p.agent, cases)
+	_, err = r.Place(ctx, p.agent, calls)
 	bar.done()
 	if cerr := res.Close(); err == nil {
 		err = cerr
@@ -268,4 +301,19 @@ func countOutcome(scores []scorer.CallScore, o trace.Outcome) int {
 		}
 	}
 	return n
+}
+
+// sameVersion refuses to resume a run whose scenarios changed since it
+// started: its calls would be of two versions under one manifest.
+func sameVersion(meta *harness.Meta, calls []harness.Placement) error {
+	if len(meta.ScenarioHashes) == 0 {
+		return nil // an older manifest: nothing recorded to compare
+	}
+	for _, p := range calls {
+		id := p.Case.Scenario.ID
+		if want, ok := meta.ScenarioHashes[id]; ok && want != harness.ScenarioHash(p.Case) {
+			return fmt.Errorf("scenario %s changed since the run started (its content hash differs from the manifest's): start a new run", id)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scorer"
+)
+
+// sweepJSON is what sweep --json prints.
+type sweepJSON struct {
+	Scenario string                               `json:"scenario"`
+	Points   []harness.SweepPoint                 `json:"points"`
+	Windows  map[scorer.Bucket][][2]time.Duration `json:"windows"`
+}
+
+func runSweep(t *testing.T, agent, out string) (int, sweepJSON) {
+	t.Helper()
+	code, stdout, stderr := fxCLI(t, "sweep", filepath.Join("..", "..", "examples", "sweep", "correction-in-flight.yaml"),
+		"--param", "correct.delay=0..2000/250", "--agent", agent, "--scale", "0.2", "--out", out, "--json")
+	var s sweepJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s), "sweep --json:\n%s\n%s", stdout, stderr)
+	require.Len(t, s.Points, 9, stderr)
+	return code, s
+}
+
+// TestSweepMapsRaceWindow: the correction's offset after the update
+// reaches the backend, swept over 0..2s. naive leaves the old date where
+// the correction finds the update in flight (a window that opens at 0 and
+// closes before the update's commit at 1.5s), and is clean once the update
+// has landed before the correction; careful is clean at every offset.
+func TestSweepMapsRaceWindow(t *testing.T) {
+	code, naive := runSweep(t, fxAgent(t, "naive"), t.TempDir())
+	assert.Equal(t, exitGate, code, "a window was found")
+	stale := append(naive.Windows[scorer.BucketStaleToolArgs], naive.Windows[scorer.BucketInflightNotCanceled]...)
+	require.NotEmpty(t, stale, "naive's correction goes stale somewhere in the range: %+v", naive.Windows)
+	for _, w := range stale {
+		assert.Less(t, w[1], 1500*time.Millisecond, "stale only while the update is in flight")
+	}
+	assert.Zero(t, naive.Points[0].Pass, "at offset 0 the update is in flight")
+	assert.Positive(t, naive.Points[0].Hits[scorer.BucketStaleToolArgs]+naive.Points[0].Hits[scorer.BucketInflightNotCanceled])
+	last := naive.Points[len(naive.Points)-1]
+	assert.Equal(t, last.Total, last.Pass, "at 2s the update landed first and naive writes again: clean")
+
+	code, careful := runSweep(t, fxAgent(t, "careful"), t.TempDir())
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, careful.Windows, "careful is clean across the whole range")
+	for _, pt := range careful.Points {
+		assert.Equal(t, 1, pt.Total, "value %s scored", pt.Value)
+		assert.Equal(t, pt.Total, pt.Pass, "value %s", pt.Value)
+	}
+}
+
+// replayJSON is what replay --json prints.
+type replayJSON struct {
+	Recorded   harness.Reproduction   `json:"recorded"`
+	Attempts   []harness.Reproduction `json:"attempts"`
+	Reproduced bool                   `json:"reproduced"`
+}
+
+// TestReplayReproducesStaleWrite: naive's stale write of corr-02 (tool
+// args built from the superseded order number) comes back on demand.
+func TestReplayReproducesStaleWrite(t *testing.T) {
+	agent := fxAgent(t, "naive")
+	dir := t.TempDir()
+	code, _, stderr := fxCLI(t, "run", "--agent", agent, "--only", "corr-02", "--scale", "0.1", "--out", dir)
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := fxCLI(t, "replay", dir, "corr-02", "--json")
+	require.Equal(t, exitOK, code, "reproduced\n%s\n%s", stdout, stderr)
+	var r replayJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	assert.True(t, r.Reproduced)
+	assert.Contains(t, r.Recorded.Buckets, scorer.BucketStaleToolArgs)
+	require.Len(t, r.Attempts, 1)
+	assert.Equal(t, "corr-02.r1", r.Attempts[0].Call)
+	assert.Contains(t, r.Attempts[0].Buckets, scorer.BucketStaleToolArgs)
+	assert.True(t, r.Attempts[0].PrimarySeen)
+
+	// --until-fail stops at the first failing attempt: here the first.
+	code, stdout, _ = fxCLI(t, "replay", dir, "corr-02", "--until-fail", "5", "--json", "--out", t.TempDir())
+	require.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	assert.Len(t, r.Attempts, 1)
+
+	// The attempt is a results directory of its own, shown like any run.
+	code, stdout, stderr = fxCLI(t, "show", filepath.Join(dir, "replay", "corr-02"), "corr-02.r1")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "stale_tool_args")
+
+	// Bad input: an unknown call, a bad --until-fail.
+	code, _, stderr = fxCLI(t, "replay", dir, "corr-09")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `has no call "corr-09"`)
+	code, _, _ = fxCLI(t, "replay", dir, "corr-02", "--until-fail", "0")
+	assert.Equal(t, exitUsage, code)
+}
+
+// TestRunTrials: --trials places every scenario k times under .tN ids,
+// records k and the content hashes in the manifest, and a re-run of the
+// failed calls keeps their trial ids.
+func TestRunTrials(t *testing.T) {
+	agent := fxAgent(t, "naive")
+	dir := t.TempDir()
+	code, _, stderr := fxCLI(t, "run", "--agent", agent, "--only", "corr-01,corr-02", "--trials", "2", "--scale", "0.1", "--out", dir,
+		"--agent-version", "naive@test")
+	require.Equal(t, exitOK, code, stderr)
+	run, err := harness.LoadRun(dir)
+	require.NoError(t, err)
+	require.NotNil(t, run.Meta)
+	assert.Equal(t, 2, run.Meta.Trials)
+	assert.Equal(t, "naive@test", run.Meta.AgentVersion)
+	assert.Equal(t, []string{"corr-01.t1", "corr-02.t1", "corr-01.t2", "corr-02.t2"}, run.Meta.Planned)
+	assert.Len(t, run.Meta.ScenarioHashes, 2)
+	assert.Equal(t, harness.PackHash(run.Meta.ScenarioHashes), run.Meta.PackHash)
+	var calls []string
+	for _, h := range run.Sorted() {
+		calls = append(calls, h.Call)
+		assert.Equal(t, h.Call[:7], h.Start().ScenarioID)
+		assert.Equal(t, int(h.Call[len(h.Call)-1]-'0'), h.Start().Trial)
+	}
+	slices.Sort(calls)
+	assert.Equal(t, []string{"corr-01.t1", "corr-01.t2", "corr-02.t1", "corr-02.t2"}, calls)
+
+	again := t.TempDir()
+	code, _, stderr = fxCLI(t, "run", "--agent", agent, "--rerun-failed", dir, "--scale", "0.1", "--out", again)
+	require.Equal(t, exitOK, code, stderr)
+	rerun, err := harness.LoadRun(again)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"corr-02.t1", "corr-02.t2"}, rerun.Meta.Planned, "naive fails corr-02 in both trials, passes corr-01")
+
+	code, _, stderr = fxCLI(t, "run", "--agent", agent, "--trials", "0", "--out", t.TempDir())
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--trials 0: want 1..100")
+}
