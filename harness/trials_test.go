@@ -80,3 +80,32 @@ func TestScenarioHash(t *testing.T) {
 	_, hashB = harness.Hashes(b)
 	assert.NotEqual(t, packA, harness.PackHash(hashB), "one scenario changed: the pack's hash changes")
 }
+
+// TestMergeRefusesTwoVersions: one scenario placed with two contents is
+// not one run; equal or disjoint hashes merge, and the merged manifest
+// carries the union and its pack hash.
+func TestMergeRefusesTwoVersions(t *testing.T) {
+	mk := func(hashes map[string]string) string {
+		dir := t.TempDir()
+		res, err := harness.CreateResults(dir, harness.Meta{Suite: "core", ScenarioHashes: hashes, PackHash: harness.PackHash(hashes)})
+		require.NoError(t, err)
+		require.NoError(t, res.Finish(nil))
+		require.NoError(t, res.Close())
+		return dir
+	}
+	a := mk(map[string]string{"corr-01": "aaa", "corr-02": "bbb"})
+	b := mk(map[string]string{"corr-02": "bbb", "corr-03": "ccc"})
+	c := mk(map[string]string{"corr-02": "BBB"})
+	out := t.TempDir()
+	_, err := harness.Merge(out, []string{a, b})
+	require.NoError(t, err)
+	meta, err := harness.ReadMeta(out)
+	require.NoError(t, err)
+	want := map[string]string{"corr-01": "aaa", "corr-02": "bbb", "corr-03": "ccc"}
+	assert.Equal(t, want, meta.ScenarioHashes)
+	assert.Equal(t, harness.PackHash(want), meta.PackHash)
+
+	_, err = harness.Merge(t.TempDir(), []string{a, c})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scenario corr-02 changed between")
+}

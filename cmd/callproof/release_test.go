@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -135,6 +136,17 @@ func TestRunTrials(t *testing.T) {
 	rerun, err := harness.LoadRun(again)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"corr-02.t1", "corr-02.t2"}, rerun.Meta.Planned, "naive fails corr-02 in both trials, passes corr-01")
+
+	// A scenario edited since the run began: the resume refuses to mix
+	// two versions under one manifest.
+	meta := *run.Meta
+	meta.ScenarioHashes = map[string]string{"corr-01": "edited", "corr-02": run.Meta.ScenarioHashes["corr-02"]}
+	b, err := json.Marshal(meta)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, harness.MetaFile), b, 0o644))
+	code, _, stderr = fxCLI(t, "run", "--resume", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "scenario corr-01 changed since the run started")
 
 	code, _, stderr = fxCLI(t, "run", "--agent", agent, "--trials", "0", "--out", t.TempDir())
 	assert.Equal(t, exitUsage, code)
