@@ -4,48 +4,178 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/release"
 )
 
+const gateUsage = `usage: callproof gate [--policy FILE] [--trials K] [--baseline DIR] [--junit FILE] [--markdown FILE]
+                     [--history FILE] [--agent-version V] [--json] RUN.jsonl|DIR|-
+
+Applies seed 001's release gate. With --trials K every scenario must have K
+counted trials (run --trials K), and the verdict shows pass^k and 95 %
+Wilson intervals; with --baseline DIR (callproof baseline save) a scenario
+that held in every baseline trial and now fails in any, or a rate that fell
+beyond both intervals, blocks the release. --junit and --markdown write CI
+reports; --history appends the run's line to a history file
+(callproof history FILE prints the trend). docs/GATING.md.
+
+exit: 0 holds; 1 does not hold; 2 bad input; 3 broken run (a harness
+error); 4 incomplete run (planned calls missing or duplicated, or the run
+was cut short).
+`
+
 func cmdGate(args []string, stdout, stderr io.Writer) int {
-	c := newCLI("gate", "usage: callproof gate [--policy FILE] [--json] RUN.jsonl|DIR|-\n\nApplies seed 001's release gate. Exit 0: holds; 1: does not hold; 2: bad input;\n3: broken run (a harness error); 4: incomplete run (planned calls missing or\nduplicated, or the run was cut short).\n", stdout, stderr)
+	c := newCLI("gate", gateUsage, stdout, stderr)
 	policyPath := c.String("policy", "", "policy file (YAML) that tightens the gate")
 	asJSON := c.Bool("json", false, "print the verdict as JSON")
+	trials := c.Int("trials", 0, fmt.Sprintf("counted trials every scenario must have (1..%d; 0: no requirement)", harness.MaxTrials))
+	basePath := c.String("baseline", "", "baseline directory (callproof baseline save) to block regressions against")
+	junitPath := c.String("junit", "", "write a JUnit XML report (one test case per scenario) to FILE")
+	mdPath := c.String("markdown", "", "write a Markdown summary to FILE")
+	histPath := c.String("history", "", "append the run's line to this history file (JSON lines)")
+	version := c.String("agent-version", "", "the agent's version or commit (default: the run's manifest)")
 	pos, code, ok := c.positional(args, 1)
 	if !ok {
 		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
+		return exitUsage
+	}
+	if *trials < 0 || *trials > harness.MaxTrials {
+		return fail(fmt.Errorf("--trials %d: want 1..%d", *trials, harness.MaxTrials))
 	}
 	var policy harness.Policy
 	if *policyPath != "" {
 		p, err := harness.LoadPolicy(*policyPath)
 		if err != nil {
-			fmt.Fprintf(stderr, "callproof gate: %v\n", err)
-			return exitUsage
+			return fail(err)
 		}
 		policy = p
 	}
+	opts := harness.ReleaseOptions{Trials: *trials, AgentVersion: *version, Now: time.Now()}
+	if *basePath != "" {
+		b, err := release.Load(*basePath)
+		if err != nil {
+			return fail(fmt.Errorf("--baseline: %w (save one from an accepted run: %s baseline save RUN_DIR)", err, self()))
+		}
+		opts.Baseline = &b
+	}
 	run, err := loadRun(pos[0], "gate", stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
-		return exitUsage
+		return fail(err)
 	}
 	if run.Meta == nil && pos[0] != "-" {
 		fmt.Fprintf(stderr, "callproof gate: warning: %s has no run manifest (meta.json): missing calls cannot be told\n", pos[0])
 	}
-	g := harness.GateRun(run, policy)
+	g, rel := harness.GateRelease(run, policy, opts)
+	if err := writeCIReports(run, g, rel, *junitPath, *mdPath, *histPath, opts); err != nil {
+		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
+		return exitBroken
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(g)
+		err = enc.Encode(struct {
+			harness.GateResult
+			Trials   *release.TrialReport `json:"trials,omitempty"`
+			Baseline *release.Comparison  `json:"baseline,omitempty"`
+		}{g, trialsIfAsked(rel, opts), rel.Baseline})
 	} else {
 		err = writeGate(stdout, g)
+		if err == nil && (opts.Trials > 0 || rel.Trials.K > 1) {
+			err = writeTrials(stdout, rel.Trials)
+		}
+		if err == nil && rel.Baseline != nil {
+			err = writeComparison(stdout, *basePath, *rel.Baseline)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
 		return exitBroken
 	}
 	return gateExit(g)
+}
+
+// trialsIfAsked: the JSON verdict carries the trial figures when the run
+// has trials or the gate asked for them.
+func trialsIfAsked(rel harness.Release, o harness.ReleaseOptions) *release.TrialReport {
+	if o.Trials > 0 || rel.Trials.K > 1 {
+		return &rel.Trials
+	}
+	return nil
+}
+
+// writeCIReports writes the files a CI job publishes: each through a temp
+// file and a rename, so a job never reads half a report.
+func writeCIReports(run *harness.SavedRun, g harness.GateResult, rel harness.Release, junit, md, hist string, o harness.ReleaseOptions) error {
+	word := release.GateWord(g.Holds, g.Broken, g.Incomplete != nil)
+	suite := "callproof"
+	if run.Meta != nil && run.Meta.Suite != "" {
+		suite = run.Meta.Suite
+	}
+	scores := harness.Scores(harness.ScoreCalls(run.Sorted()))
+	if junit != "" {
+		if err := writeFileAtomic(junit, func(w io.Writer) error {
+			return release.WriteJUnitTimed(w, suite, scores, rel.Trials, callDurations(run))
+		}); err != nil {
+			return fmt.Errorf("--junit: %w", err)
+		}
+	}
+	if md != "" {
+		title := "callproof: " + suite
+		if run.Meta != nil && run.Meta.Agent != "" {
+			title += " against " + run.Meta.Agent
+		}
+		if err := writeFileAtomic(md, func(w io.Writer) error {
+			if err := release.WriteMarkdown(w, title, word, rel.Trials, rel.Baseline); err != nil {
+				return err
+			}
+			return writeRulesMarkdown(w, g)
+		}); err != nil {
+			return fmt.Errorf("--markdown: %w", err)
+		}
+	}
+	if hist != "" {
+		line := release.NewHistoryLine(harness.RunRecord(run, o.AgentVersion, o.Now), rel.Trials, word, rel.Baseline)
+		if err := release.AppendHistory(hist, line); err != nil {
+			return fmt.Errorf("--history: %w", err)
+		}
+	}
+	return nil
+}
+
+// callDurations is each call's length on the harness clock, for JUnit.
+func callDurations(run *harness.SavedRun) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, h := range run.Histories {
+		if n := len(h.Events); n > 0 {
+			out[h.Call] = h.Events[n-1].At - h.Events[0].At
+		}
+	}
+	return out
+}
+
+// writeFileAtomic writes path through a temp file in its directory.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // gateExit: an incomplete run first (it is not the run that was planned),
@@ -121,4 +251,43 @@ func writeGate(w io.Writer, g harness.GateResult) error {
 		}
 	}
 	return nil
+}
+
+// writeRulesMarkdown lists the gate's rules under the Markdown summary:
+// why it does not hold, with a few violations each.
+func writeRulesMarkdown(w io.Writer, g harness.GateResult) error {
+	fmt.Fprintf(w, "\n## Gate rules\n\n| rule | holds | violations |\n|---|---|---|\n")
+	for _, r := range g.Rules {
+		holds := "yes"
+		if !r.Holds {
+			holds = "**no**"
+		}
+		vs := append([]harness.Violation(nil), r.Violations...)
+		harness.SortViolations(vs)
+		var cells []string
+		for i, v := range vs {
+			if i == 3 {
+				cells = append(cells, fmt.Sprintf("… %d more", len(vs)-3))
+				break
+			}
+			call := v.Call
+			if call == "" {
+				call = "suite"
+			}
+			cells = append(cells, "`"+call+"`: "+mdCell(v.Text))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", r.Rule, holds, strings.Join(cells, "<br>"))
+	}
+	if g.Incomplete != nil {
+		fmt.Fprintf(w, "\nIncomplete run: %s\n", mdCell(strings.Join(g.Incomplete.Problems(), "; ")))
+	}
+	if g.Broken {
+		fmt.Fprintf(w, "\nBroken run: %s\n", mdCell(g.Reason))
+	}
+	return nil
+}
+
+// mdCell keeps text inside one Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
 }

@@ -36,6 +36,8 @@ func commands() map[string]command {
 		"schema":    {"print the JSON Schema for scenario files", cmdSchema},
 		"merge":     {"combine results directories into one (the later attempt of a call wins)", cmdMerge},
 		"calibrate": {"compare scores with hand labels: agreement, kappa, false passes", cmdCalibrate},
+		"baseline":  {"save an accepted run as the baseline gates compare with (or show one)", cmdBaseline},
+		"history":   {"print the trend of a gate history file", cmdHistory},
 		"replay":    {"place one recorded call again and say whether its buckets reappear", cmdReplay},
 		"sweep":     {"run a scenario across a range of one timing: the map of a race window", cmdSweep},
 		"load":      {"measure how many real-time audio calls this machine sustains", cmdLoad},

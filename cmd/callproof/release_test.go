@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/release"
 	"github.com/callproof/callproof/scorer"
 )
 
@@ -151,4 +153,120 @@ func TestRunTrials(t *testing.T) {
 	code, _, stderr = fxCLI(t, "run", "--agent", agent, "--trials", "0", "--out", t.TempDir())
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--trials 0: want 1..100")
+}
+
+// gateJSON is what gate --json prints with trials and a baseline.
+type gateJSON struct {
+	harness.GateResult
+	Trials   *release.TrialReport `json:"trials"`
+	Baseline *release.Comparison  `json:"baseline"`
+}
+
+func gateWith(t *testing.T, args ...string) (int, gateJSON) {
+	t.Helper()
+	code, stdout, stderr := fxCLI(t, append([]string{"gate", "--json"}, args...)...)
+	var g gateJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &g), "gate --json:\n%s\n%s", stdout, stderr)
+	return code, g
+}
+
+func rule(g gateJSON, r harness.Rule) harness.RuleResult {
+	for _, x := range g.Rules {
+		if x.Rule == r {
+			return x
+		}
+	}
+	return harness.RuleResult{Rule: r, Holds: true}
+}
+
+// TestGateTrialsAndBaseline: a regression against the baseline blocks the
+// gate and is named, a fix is reported as one, the CI files are written,
+// the history grows a line per gate, a changed scenario is never compared
+// silently, and too few trials break min_trials.
+func TestGateTrialsAndBaseline(t *testing.T) {
+	careful, naive := fxAgent(t, "careful"), fxAgent(t, "naive")
+	place := func(agent, version string) string {
+		dir := t.TempDir()
+		code, _, stderr := fxCLI(t, "run", "--agent", agent, "--only", "corr-01,corr-02", "--trials", "2", "--scale", "0.1",
+			"--out", dir, "--agent-version", version)
+		require.Equal(t, exitOK, code, stderr)
+		return dir
+	}
+	good, bad := place(careful, "v1"), place(naive, "v2")
+	code, stdout, stderr := fxCLI(t, "baseline", "save", good)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "2 scenarios, 2 trial(s) each, integrity 4/4")
+
+	ci := t.TempDir()
+	hist := filepath.Join(ci, "history.jsonl")
+	junit, md := filepath.Join(ci, "junit.xml"), filepath.Join(ci, "summary.md")
+	code, g := gateWith(t, "--trials", "2", "--baseline", good, "--junit", junit, "--markdown", md, "--history", hist, bad)
+	assert.Equal(t, exitGate, code)
+	nr := rule(g, harness.RuleNoRegression)
+	assert.False(t, nr.Holds)
+	require.NotNil(t, g.Baseline)
+	require.Len(t, g.Baseline.Regressions, 1, "corr-02 held in the baseline and fails now")
+	assert.Equal(t, "corr-02", g.Baseline.Regressions[0].Scenario)
+	assert.Contains(t, g.Baseline.Regressions[0].Axes, scorer.StaleWritePrevented)
+	assert.Equal(t, 2, g.Baseline.Compared)
+	require.NotNil(t, g.Trials)
+	st, ok := g.Trials.Scenario("corr-02")
+	require.True(t, ok)
+	assert.Equal(t, 0.0, st.PassK)
+	st, _ = g.Trials.Scenario("corr-01")
+	assert.Equal(t, 1.0, st.PassK, "naive passes the early correction every time")
+	assert.True(t, rule(g, harness.RuleTrials).Holds)
+
+	x, err := os.ReadFile(junit)
+	require.NoError(t, err)
+	var js struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	require.NoError(t, xml.Unmarshal(x, &js))
+	assert.Equal(t, 2, js.Tests, "one test case per scenario")
+	assert.Equal(t, 1, js.Failures)
+	m, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(m), "corr-02")
+	assert.Contains(t, string(m), "| no_regression | **no** |")
+
+	// The fix, the other way round: naive as the baseline, careful now.
+	code, _, stderr = fxCLI(t, "baseline", "save", "--out", filepath.Join(ci, "naive-base"), bad)
+	require.Equal(t, exitOK, code, stderr)
+	code, g = gateWith(t, "--trials", "2", "--baseline", filepath.Join(ci, "naive-base"), "--history", hist, good)
+	assert.Equal(t, exitOK, code)
+	require.Len(t, g.Baseline.Fixes, 1)
+	assert.Equal(t, "corr-02", g.Baseline.Fixes[0].Scenario)
+	assert.Empty(t, g.Baseline.Regressions)
+
+	code, stdout, stderr = fxCLI(t, "history", hist)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "v2")
+	assert.Contains(t, stdout, "v1")
+	assert.Contains(t, stdout, "fails")
+	assert.Contains(t, stdout, "holds")
+
+	// A scenario edited since the baseline is listed, never compared.
+	b, err := release.Load(good)
+	require.NoError(t, err)
+	b.ScenarioHashes["corr-02"] = "edited"
+	require.NoError(t, release.Save(good, b))
+	code, g = gateWith(t, "--baseline", good, bad)
+	assert.Equal(t, exitGate, code, "naive still fails the seed rules")
+	assert.Equal(t, []string{"corr-02"}, g.Baseline.ChangedScenarios)
+	assert.Empty(t, g.Baseline.Regressions)
+	assert.True(t, rule(g, harness.RuleNoRegression).Holds, "corr-01 compared, held both times")
+
+	// Three trials asked of a two-trial run.
+	code, g = gateWith(t, "--trials", "3", good)
+	assert.Equal(t, exitGate, code)
+	mt := rule(g, harness.RuleTrials)
+	assert.False(t, mt.Holds)
+	assert.Len(t, mt.Violations, 3, "the run's trials, and each scenario short of 3")
+
+	// Bad input: no baseline there.
+	code, _, stderr = fxCLI(t, "gate", "--baseline", t.TempDir(), good)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "baseline save RUN_DIR")
 }
