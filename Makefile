@@ -20,6 +20,7 @@ demo:
 deps:
 	./scripts/install-speech.sh
 	./scripts/install-node-agents.sh
+	./scripts/install-browser.sh
 
 test: deps
 	$(GO) vet ./...

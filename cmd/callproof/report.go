@@ -1,31 +1,63 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/reports"
+	"github.com/callproof/callproof/reports/htmlreport"
+	"github.com/callproof/callproof/scorer"
 )
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	c := newCLI("report", "usage: callproof report [--json] SCORES.jsonl|DIR|-\n\nPrints the suite table from scores (a results directory: its scores.jsonl).\n", stdout, stderr)
+	c := newCLI("report", `usage: callproof report [--json] [--html FILE] SCORES.jsonl|DIR|-
+
+Prints the suite table from scores (a results directory: its scores.jsonl).
+With --html FILE (DIR only), re-scores DIR's histories and also writes them
+to FILE as one self-contained HTML page: the table, and per call its
+timeline in lanes, the findings linked to the events they cite, and the
+final-state diff; the table printed is of those same scores.
+`, stdout, stderr)
 	asJSON := c.Bool("json", false, "print the figures as JSON")
 	suite := c.String("suite", "", "suite name for the title")
 	agent := c.String("agent", "", "agent name for the title")
+	htmlFile := c.String("html", "", "write the run as one self-contained HTML `FILE` (needs a results directory)")
 	pos, code, ok := c.positional(args, 1)
 	if !ok {
 		return code
 	}
-	scores, err := loadScores(pos[0], "report", stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "callproof report: %v\n", err)
-		return exitUsage
-	}
-	if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
-		if run, err := harness.LoadRun(pos[0]); err == nil {
-			warnIncomplete(stderr, "report", run)
+	var scores []scorer.CallScore
+	var err error
+	if *htmlFile != "" {
+		if !isDir(pos[0]) {
+			fmt.Fprintf(stderr, "callproof report: --html needs a results directory (its %s holds the histories): %s\n", harness.RunFile, pos[0])
+			return exitUsage
+		}
+		run, err := loadRun(pos[0], "report", stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof report: %v\n", err)
+			return exitUsage
+		}
+		warnIncomplete(stderr, "report", run)
+		if scores, err = writeHTMLReport(run, pos[0], *htmlFile, *suite, *agent); err != nil {
+			fmt.Fprintf(stderr, "callproof report: %v\n", err)
+			return exitBroken
+		}
+	} else {
+		scores, err = loadScores(pos[0], "report", stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof report: %v\n", err)
+			return exitUsage
+		}
+		if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
+			if run, err := harness.LoadRun(pos[0]); err == nil {
+				warnIncomplete(stderr, "report", run)
+			}
 		}
 	}
 	sum := reports.Summarize(scores)
@@ -39,4 +71,51 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	return exitOK
+}
+
+// writeHTMLReport re-scores a run's histories and writes them as one HTML
+// page; it returns the scores, in scenario order. The page is rendered
+// whole before the file is written, so a failure leaves no half a page.
+func writeHTMLReport(run *harness.SavedRun, dir, file, suite, agent string) ([]scorer.CallScore, error) {
+	hs := run.Sorted()
+	if m := run.Meta; m != nil {
+		suite, agent = firstOf(suite, m.Suite), firstOf(agent, m.Agent)
+	}
+	if len(hs) > 0 {
+		if st := hs[0].Start(); st != nil {
+			suite, agent = firstOf(suite, st.Suite), firstOf(agent, st.Agent)
+		}
+	}
+	var parts []string
+	if suite != "" {
+		parts = append(parts, "suite "+suite)
+	}
+	if agent != "" {
+		parts = append(parts, "agent "+agent)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, filepath.Base(filepath.Clean(dir)))
+	}
+	r := htmlreport.Scored(strings.Join(parts, " · "), hs)
+	var b bytes.Buffer
+	if err := htmlreport.Write(&b, r); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	scores := make([]scorer.CallScore, len(r.Calls))
+	for i, c := range r.Calls {
+		scores[i] = c.Score
+	}
+	harness.SortScores(scores)
+	return scores, nil
+}
+
+// firstOf returns the first non-empty string.
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
