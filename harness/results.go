@@ -25,6 +25,7 @@ const (
 	MetaFile     = "meta.json"      // what was run against what, and the planned calls
 	DoneFile     = "complete.json"  // the completion marker, written when the run ends
 	AttemptsFile = "attempts.jsonl" // earlier attempts of calls a resume or merge replaced
+	ReportFile   = "report.html"    // the run as one self-contained HTML page (run and demo write it at the end)
 )
 
 // Meta describes a run. It is written before the first call is placed:

@@ -118,6 +118,10 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 			return nil, exitBroken
 		}
+		if _, err := writeHTMLReport(saved, dir, filepath.Join(dir, harness.ReportFile), name, agentName); err != nil {
+			fmt.Fprintf(stderr, "callproof demo: writing %s: %v\n", harness.ReportFile, err)
+			return nil, exitBroken
+		}
 		calls := harness.ScoreCalls(saved.Sorted())
 		results = append(results, demoAgent{Agent: agentName, Dir: dir, Summary: reports.Summarize(harness.Scores(calls)), Gate: harness.GateRun(saved, harness.Policy{})})
 		if ctx.Err() != nil {

@@ -24,8 +24,8 @@ beyond both intervals, blocks the release. --junit and --markdown write CI
 reports; --history appends the run's line to a history file
 (callproof history FILE prints the trend). docs/GATING.md.
 
-exit: 0 holds; 1 does not hold; 2 bad input; 3 broken run (a harness
-error); 4 incomplete run (planned calls missing or duplicated, or the run
+Exit 0: holds; 1: does not hold; 2: bad input; 3: broken run (a harness
+error); 4: incomplete run (planned calls missing or duplicated, or the run
 was cut short).
 `
 

@@ -123,6 +123,9 @@ func TestRunTrials(t *testing.T) {
 	assert.Equal(t, []string{"corr-01.t1", "corr-02.t1", "corr-01.t2", "corr-02.t2"}, run.Meta.Planned)
 	assert.Len(t, run.Meta.ScenarioHashes, 2)
 	assert.Equal(t, harness.PackHash(run.Meta.ScenarioHashes), run.Meta.PackHash)
+	page, err := os.ReadFile(filepath.Join(dir, harness.ReportFile))
+	require.NoError(t, err, "run writes the HTML report")
+	assert.Contains(t, string(page), "corr-02.t2")
 	var calls []string
 	for _, h := range run.Sorted() {
 		calls = append(calls, h.Call)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/callproof/callproof/harness"
@@ -280,7 +281,11 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitBroken
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL)\n", p.out, self(), p.out)
+	if _, err := writeHTMLReport(saved, p.out, filepath.Join(p.out, harness.ReportFile), p.suite, p.agent); err != nil {
+		fmt.Fprintf(stderr, "callproof run: writing %s: %v\n", harness.ReportFile, err)
+		return exitBroken
+	}
+	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL; open %s in a browser)\n", p.out, self(), p.out, filepath.Join(p.out, harness.ReportFile))
 	if c := harness.CheckCompleteness(saved); !c.Complete() {
 		warn(stderr, "run", c.Problems())
 		fmt.Fprintf(stderr, "callproof run: the run was cut short; finish it with: %s run --resume %s\n", self(), p.out)
