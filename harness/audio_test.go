@@ -18,6 +18,7 @@ import (
 	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/trace"
 )
@@ -99,13 +100,27 @@ func TestAudioCoreMatchesText(t *testing.T) {
 		s, want := c.Score, text.Results[i].Score
 		require.Equal(t, want.Scenario, s.Scenario)
 		assert.NotEqual(t, trace.OutcomeHarnessError, s.Outcome, "%s: %s", s.Scenario, s.Reason)
-		assert.Equal(t, liveVector(want), liveVector(s), "%s: audio verdicts differ from text (%s)", s.Scenario, s.Reason)
+		if !assert.Equal(t, liveVector(want), liveVector(s), "%s: audio verdicts differ from text (%s)", s.Scenario, s.Reason) {
+			logTimeline(t, "audio", c)
+			logTimeline(t, "text", text.Results[i])
+		}
 		assert.Equal(t, want.Primary, s.Primary, s.Scenario)
 		if d := s.Diag.Audio; assert.NotNil(t, d, s.Scenario) {
 			assert.LessOrEqual(t, d.LatenessMax, 20*time.Millisecond, s.Scenario)
 			assert.NotEmpty(t, d.Responses, "%s: the agent answered", s.Scenario)
 		}
 	}
+}
+
+// logTimeline puts a call's timeline and reasons in the test log: a
+// difference that shows once in a full run is run down from the log.
+func logTimeline(t *testing.T, what string, c harness.CallResult) {
+	var b strings.Builder
+	if err := reports.WriteTimeline(&b, c.History, c.Score); err != nil {
+		t.Logf("%s timeline of %s: %v", what, c.Score.Call, err)
+		return
+	}
+	t.Logf("%s timeline of %s:\n%s", what, c.Score.Call, b.String())
 }
 
 // Every sound a scenario may play has audio: an audio call never fails
