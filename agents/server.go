@@ -13,7 +13,8 @@ import (
 )
 
 // Server is one reference agent as an http.Handler: a request to any path
-// is upgraded to a WebSocket and runs one call.
+// is upgraded to a WebSocket and runs one call, except, in audio mode, a
+// plain GET of EarStatsPath (the ear's counts, EarReport).
 type Server struct {
 	cfg      Config
 	client   *http.Client
@@ -73,14 +74,12 @@ func NewServer(cfg Config) *Server {
 
 // EarStats returns what the ear heard in each call that has ended, oldest
 // first (audio mode; nil in text mode). A long-running server keeps the
-// latest 1000.
+// latest AudioConfig.KeepEarStats (default DefaultKeepEarStats).
 func (s *Server) EarStats() []EarStats {
 	if s.audio == nil {
 		return nil
 	}
-	s.audio.mu.Lock()
-	defer s.audio.mu.Unlock()
-	return append([]EarStats(nil), s.audio.stats...)
+	return s.audio.ears.list()
 }
 
 // Config returns the agent's configuration (with defaults filled in).
@@ -98,6 +97,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.calls.Done()
 
+	if s.audio != nil && r.URL.Path == EarStatsPath && !websocket.IsWebSocketUpgrade(r) {
+		s.serveEarStats(w, r)
+		return
+	}
 	if s.audioErr != nil {
 		http.Error(w, s.audioErr.Error(), http.StatusInternalServerError)
 		return

@@ -119,6 +119,9 @@ type AudioConfig struct {
 	// Logf, when set, gets a line per call (what the ear heard) and any
 	// synthesis error.
 	Logf func(format string, args ...any)
+	// KeepEarStats bounds the finished calls whose ear counts the server
+	// keeps (Server.EarStats, GET /stats/ear); zero: DefaultKeepEarStats.
+	KeepEarStats int
 }
 
 func (a AudioConfig) withDefaults() AudioConfig {
@@ -182,12 +185,8 @@ type audioSide struct {
 	index *speechIndex
 	voice *audio.Cache
 
-	mu    sync.Mutex
-	stats []EarStats
+	ears *earLog // what the ear heard in each finished call (the latest KeepEarStats)
 }
-
-// maxKeptStats bounds the ear statistics a long-running server keeps.
-const maxKeptStats = 1000
 
 func newAudioSide(cfg AudioConfig) (*audioSide, error) {
 	cfg = cfg.withDefaults()
@@ -205,17 +204,11 @@ func newAudioSide(cfg AudioConfig) (*audioSide, error) {
 		cfg:   cfg,
 		index: newSpeechIndex(cfg.SpeechCache, cfg.MatchFloorDBFS, cfg.RescanEvery),
 		voice: &audio.Cache{Dir: cfg.VoiceCache, Synth: synth},
+		ears:  newEarLog(cfg.KeepEarStats),
 	}, nil
 }
 
-func (a *audioSide) record(s EarStats) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.stats = append(a.stats, s)
-	if len(a.stats) > maxKeptStats {
-		a.stats = append([]EarStats(nil), a.stats[len(a.stats)-maxKeptStats:]...)
-	}
-}
+func (a *audioSide) record(s EarStats) { a.ears.add(s) }
 
 // Twilio frames the agent sends.
 type (

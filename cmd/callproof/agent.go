@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,7 +26,10 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		"                                      [--transport native|twilio] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n\n" +
 		"Serves a reference agent over the native WebSocket protocol, or with\n" +
 		"--transport twilio as a Twilio Media Streams bot (audio; its ear is a\n" +
-		"scripted fake that identifies the caller's utterances in the speech cache).\nflaws:"
+		"scripted fake that identifies the caller's utterances in the speech cache,\n" +
+		"so give it the caller's --speech-cache). In audio mode GET /stats/ear on\n" +
+		"the same address returns what its ear heard in each finished call (the\n" +
+		"latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`.\nflaws:"
 	for _, f := range agents.AllFlaws() {
 		head += " " + string(f)
 	}
@@ -106,6 +110,11 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof agent: %v\n", err)
 		return exitUsage
+	}
+	if cfg.Audio != nil {
+		if u, err := earStatsURL(running.URL); err == nil {
+			mode = strings.TrimSuffix(mode, ")") + "; ear counts at " + u + ")"
+		}
 	}
 	fmt.Fprintf(stdout, "agent %s listening on %s%s\n", name, running.URL, mode)
 	<-ctx.Done()

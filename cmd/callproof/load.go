@@ -7,26 +7,45 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/testkit/loadbot"
 )
 
-const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL] [--json]
+const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
+                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json]
 
 Measures how many real-time audio calls this machine's harness sustains:
-places N Twilio Media Streams calls at once, each streaming 20 ms μ-law
-frames and speaking every 3 s for D, and reports how late the caller's
-frames went out (the median call's p50, the worst call's p99, the worst
-frame), the calls that fell more than a frame behind, and CPU and memory
-per call. Without --agent it starts a minimal bot (it plays a second of
-tone back for every two seconds it hears) in a separate process.
-exit: 0 every call kept within a frame of real time, 1 some fell behind,
-2 bad usage, 3 the run could not happen.
+places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
+streaming 20 ms μ-law frames and speaking every 3 s for D, and reports how
+late the caller's frames went out (the median call's p50, the worst call's
+p99, the worst frame), the calls that fell more than a frame behind, and
+CPU and memory per call. Without --agent it starts a minimal bot (it plays
+a second of tone back for every two seconds it hears) in a separate
+process.
+
+--fidelity (with --agent, a reference agent in audio mode) checks that
+the agent heard every utterance of every call as exactly one utterance,
+with its words: each call says whole utterances from a short script, a
+pause between them, none cut by the stop; afterwards load reads the
+agent's own ear counts from http://HOST:PORT/stats/ear and compares them
+call by call. The agent's ear finds utterances in the speech cache, so
+both must use the same one:
+
+  callproof agent careful --transport twilio --speech-cache DIR --listen 127.0.0.1:8081
+  callproof load --agent ws://127.0.0.1:8081/ --speech-cache DIR --fidelity
+
+exit: 0 every call kept within a frame of real time (and, with
+--fidelity, was heard exactly as said), 1 some fell behind or were heard
+otherwise, 2 bad usage, 3 the run could not happen.
 `
 
 func cmdLoad(args []string, stdout, stderr io.Writer) int {
@@ -36,12 +55,17 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	agent := c.String("agent", "", "a Twilio Media Streams agent's ws:// URL (default: start the load bot)")
 	asJSON := c.Bool("json", false, "print the figures as JSON")
 	voice := c.String("voice", "", "the caller's voice (default "+audioDefaultVoice()+")")
-	cache := c.String("speech-cache", "", "speech cache (default "+harness.DefaultSpeechCache()+")")
+	cache := c.String("speech-cache", "", "speech cache, shared with the agent for --fidelity (default "+harness.DefaultSpeechCache()+")")
+	fidelity := c.Bool("fidelity", false, "check the reference agent's own ear counts: every utterance heard once (needs --agent)")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
 	if *calls < 1 || *dur <= 0 {
 		fmt.Fprintln(stderr, "callproof load: --calls and --duration must be positive")
+		return exitUsage
+	}
+	if *fidelity && *agent == "" {
+		fmt.Fprintln(stderr, "callproof load: --fidelity needs --agent (a reference agent: callproof agent careful --transport twilio)")
 		return exitUsage
 	}
 	ctx, stop := interruptible("load", stderr)
@@ -64,10 +88,32 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitBroken
 	}
-	res, err := harness.RunLoad(ctx, harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Transport: tr})
+	var ear *earClient
+	base := 0
+	if *fidelity {
+		// Read the agent's count of calls first: an agent that has served
+		// calls before (a previous run's load-0…) is told apart by seq.
+		if ear, err = newEarClient(url, *calls); err == nil {
+			base, err = ear.filed(ctx)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: --fidelity: %v (is the agent `callproof agent careful|naive --transport twilio`?)\n", err)
+			return exitBroken
+		}
+	}
+	res, err := harness.RunLoad(ctx, harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Transport: tr, Fidelity: *fidelity})
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitBroken
+	}
+	if ear != nil {
+		heard, err := ear.heard(ctx, base, res.Calls-res.Failed)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: --fidelity: %v\n", err)
+			return exitBroken
+		}
+		f := harness.CheckFidelity(res.Said, heard)
+		res.Fidelity = &f
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -83,14 +129,157 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		for _, e := range res.Errors {
 			fmt.Fprintf(stdout, "error: %s\n", e)
 		}
+		if f := res.Fidelity; f != nil {
+			printFidelity(stdout, *f)
+		}
 	}
 	if res.Failed > 0 {
 		return exitBroken
 	}
-	if res.CallsBehind > 0 {
+	if res.CallsBehind > 0 || (res.Fidelity != nil && !res.Fidelity.OK()) {
 		return 1
 	}
 	return exitOK
+}
+
+func printFidelity(w io.Writer, f harness.LoadFidelity) {
+	fmt.Fprintf(w, "fidelity: %d/%d calls heard every utterance exactly once (%d utterances said; the agent's own ear counts)\n",
+		f.Exact, f.Calls, f.Utterances)
+	for _, d := range f.Differing {
+		fmt.Fprintf(w, "  %s: %s\n", d.CallID, d.What)
+	}
+	if more := f.Calls - f.Exact - len(f.Differing); more > 0 {
+		fmt.Fprintf(w, "  … and %d more calls\n", more)
+	}
+}
+
+// earClient reads a reference agent's ear counts (agents.EarStatsPath) on
+// the agent's own listener.
+type earClient struct {
+	url    string
+	http   *http.Client
+	budget int64 // bytes a report may take
+}
+
+// Bounds on reading the agent's ear counts.
+const (
+	earRequestTimeout = 10 * time.Second
+	earFileWait       = 20 * time.Second // for the agent to file the last calls after their stop
+	earPerCallBytes   = 32 << 10         // a few hundred bytes a call in practice
+)
+
+func newEarClient(agentURL string, calls int) (*earClient, error) {
+	u, err := earStatsURL(agentURL)
+	if err != nil {
+		return nil, err
+	}
+	return &earClient{url: u, http: &http.Client{Timeout: earRequestTimeout},
+		budget: 1<<20 + int64(calls)*earPerCallBytes}, nil
+}
+
+// earStatsURL is where the agent at a ws:// or wss:// URL serves its ear
+// counts: the same host and port, over http(s).
+func earStatsURL(agentURL string) (string, error) {
+	u, err := neturl.Parse(agentURL)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	default:
+		return "", fmt.Errorf("agent URL %q: want ws:// or wss://", agentURL)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("agent URL %q has no host", agentURL)
+	}
+	u.Path, u.RawPath, u.RawQuery, u.Fragment, u.User = agents.EarStatsPath, "", "", "", nil
+	return u.String(), nil
+}
+
+// get fetches and decodes one report.
+func (e *earClient) get(ctx context.Context, query string) (agents.EarReport, error) {
+	var r agents.EarReport
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url+query, nil)
+	if err != nil {
+		return r, err
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		return r, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return r, fmt.Errorf("GET %s: %s", e.url, resp.Status)
+	}
+	r, err = decodeEarReport(resp.Body, e.budget)
+	if err != nil {
+		return r, fmt.Errorf("GET %s: %w", e.url, err)
+	}
+	return r, nil
+}
+
+// decodeEarReport reads an agents.EarReport of at most budget bytes.
+func decodeEarReport(body io.Reader, budget int64) (agents.EarReport, error) {
+	var r agents.EarReport
+	data, err := io.ReadAll(io.LimitReader(body, budget+1))
+	if err != nil {
+		return r, err
+	}
+	if int64(len(data)) > budget {
+		return r, fmt.Errorf("the ear report is over %d bytes", budget)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("the ear report: %w", err)
+	}
+	if r.Totals.Cap <= 0 {
+		return r, fmt.Errorf("the ear report has no totals: not a callproof reference agent's")
+	}
+	return r, nil
+}
+
+// filed is how many calls the agent has filed so far.
+func (e *earClient) filed(ctx context.Context) (int, error) {
+	r, err := e.get(ctx, "?totals")
+	return r.Totals.Calls, err
+}
+
+// heard waits (bounded) until the agent has filed want calls after base,
+// then returns its account of the calls filed after base.
+func (e *earClient) heard(ctx context.Context, base, want int) ([]harness.AgentHeard, error) {
+	deadline := time.Now().Add(earFileWait)
+	for {
+		n, err := e.filed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n-base >= want || !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	r, err := e.get(ctx, "?after="+strconv.Itoa(base))
+	if err != nil {
+		return nil, err
+	}
+	if r.Totals.Dropped > 0 && len(r.Calls) > 0 && r.Calls[0].Seq > base+1 {
+		return nil, fmt.Errorf("the agent no longer keeps every call of this run (it keeps the latest %d)", r.Totals.Cap)
+	}
+	out := make([]harness.AgentHeard, 0, len(r.Calls))
+	for _, c := range r.Calls {
+		h := harness.AgentHeard{CallID: c.CallID, Onsets: c.Onsets, Sounds: c.Sounds, Texts: make([]string, len(c.Heard))}
+		for i, u := range c.Heard {
+			h.Texts[i] = u.Text
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // startLoadBot runs `callproof load-bot` as a separate process and reads
