@@ -127,7 +127,7 @@ func TestSelect(t *testing.T) {
 
 func TestFailed(t *testing.T) {
 	mk := func(id string, o trace.Outcome, integrity bool) scorer.CallScore {
-		return scorer.CallScore{Call: id + "#1", Scenario: id, Outcome: o, Integrity: integrity}
+		return scorer.CallScore{Call: id + ".t1", Scenario: id, Outcome: o, Integrity: integrity}
 	}
 	got := harness.Failed([]scorer.CallScore{
 		mk("tf-02", trace.OutcomeScored, false),
@@ -136,7 +136,8 @@ func TestFailed(t *testing.T) {
 		mk("corr-09", trace.OutcomeHarnessError, false),
 		mk("tf-01", trace.OutcomeExcluded, false), // excluded: nothing to re-run
 	})
-	// Scenario ids (what --only and --rerun-failed take), sorted.
-	assert.Equal(t, []string{"corr-09", "int-03", "tf-02"}, got)
+	// Call ids (what --rerun-failed places again: a failed trial stays
+	// that trial), sorted.
+	assert.Equal(t, []string{"corr-09.t1", "int-03.t1", "tf-02.t1"}, got)
 	assert.Empty(t, harness.Failed(nil))
 }
