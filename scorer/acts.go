@@ -148,6 +148,9 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 			fail++
 		}
 	}
+	if u.f.recognized {
+		fail = 0 // a recognizer's other value is no proof (trace.RecognizedText)
+	}
 	return verdictOf(pass, fail)
 }
 
@@ -215,14 +218,10 @@ func (v *view) adopted(e *trace.Event, bad map[valueClass][]string) bool {
 			}
 		}
 	case *trace.AgentSpeech:
-		if u := v.uttByStart[e.Seq]; u != nil {
-			for c, vals := range bad {
-				for _, x := range vals {
-					if u.f.mentions(c, x, false) {
-						return true
-					}
-				}
-			}
+		// Recognized words naming the wrong record's values are no proof
+		// the agent took them (trace.RecognizedText).
+		if u := v.uttByStart[e.Seq]; u != nil && !u.f.recognized {
+			return v.namesAny(u, bad)
 		}
 	}
 	return false

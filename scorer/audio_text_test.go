@@ -75,3 +75,43 @@ func TestUnclearTranscriptIsUndecided(t *testing.T) {
 	assert.Empty(t, f.values(classCount))
 	assert.Equal(t, "order 5590 now has quantity 3", f.text)
 }
+
+// A transcript a recognizer vouched for (trace.RecognizedText) is read as
+// words: a matching confirmation passes and a claim of the wrong kind
+// fails, but a value it names that the backend does not hold is no proof —
+// recognizers mishear one number as another, consistently — so the axis
+// is unknown, never failed on it.
+func TestRecognizedTranscriptValues(t *testing.T) {
+	build := func(text string) *trace.History {
+		b := newCall("audio-recognized", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").
+			toolIntent("update_order", "order_number", "5590", "quantity", "2").
+			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+			speak("a1", text)
+		return b.done()
+	}
+	for _, c := range []struct {
+		text, vector string
+		v            Verdict
+		says         string
+	}{
+		{"Done. Order 5590 now has quantity 2.", "pppppp", Pass, "matches the backend"},
+		// The same misheard value from the agent's own transcript fails.
+		{"Done. Order 5519 now has quantity 2.", "pppppf", Fail, "confirmation names 5519"},
+		{trace.RecognizedText + " Done. Order 5590 now has quantity 2.", "pppppp", Pass, "matches the backend"},
+		{trace.RecognizedText + " Done. Order 5519 now has quantity 2.", "pppppu", Unknown, InsufficientEvidence + ": recognized from the agent's audio: confirmation names 5519"},
+		{trace.RecognizedText + " done order 5590 now has quantity 3", "pppppu", Unknown, "confirmation names 3"},
+		// The kind of claim still decides: "nothing was changed" while the
+		// backend changed fails, recognized or not.
+		{trace.RecognizedText + " Okay, nothing was changed.", "pppppf", Fail, "agent said nothing was changed"},
+	} {
+		got := Score(build(c.text))
+		assert.Equal(t, c.vector, vector(got), c.text)
+		axisSays(t, c.text, got, ConfirmationMatchesBackend, c.v, c.says)
+	}
+	lx := newLexicon(orderTools)
+	f := lx.read(trace.RecognizedText + " order 5590 now has quantity 3")
+	assert.True(t, f.recognized)
+	assert.Equal(t, []string{"5590"}, f.values(classID))
+	assert.Equal(t, "order 5590 now has quantity 3", f.text)
+}

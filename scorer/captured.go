@@ -190,10 +190,25 @@ func (v *view) noticed(e *trace.Event, r *request, bad map[valueClass][]string) 
 			return actPass // a truthful statement of the failure
 		}
 		if u.f.ask {
+			if u.f.recognized && v.namesAny(u, bad) {
+				return actSkip // recognized words naming the bad values: unknown either way
+			}
 			return actPass // a question to the caller that repeats nothing of the bad answer
 		}
 	}
 	return actSkip
+}
+
+// namesAny reports whether the utterance names any of the values.
+func (v *view) namesAny(u *utterance, vals map[valueClass][]string) bool {
+	for c, xs := range vals {
+		for _, x := range xs {
+			if u.f.mentions(c, x, false) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checks judges a tool call made after the bad answer to r: one that

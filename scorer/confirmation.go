@@ -49,6 +49,13 @@ func (v *view) confirmation() AxisResult {
 		res.Verdict = Fail
 		res.Findings = append(res.Findings, f)
 	}
+	// A value a recognizer heard that the backend does not hold is a
+	// doubt, not a failure (trace.RecognizedText).
+	var doubts []Finding
+	valueFail := fail
+	if u.f.recognized {
+		valueFail = func(f Finding) { doubts = append(doubts, f) }
+	}
 	res.Verdict = Pass
 	unchanged := v.unchanged
 	c := u.f.claim
@@ -69,13 +76,21 @@ func (v *view) confirmation() AxisResult {
 		// The write landed before it could be stopped and the agent says
 		// so: true if it names what the backend holds (axis 5 judges that
 		// it was left in place).
-		v.checkNamed(u, u.f.claimed, v.snap.Records, fail)
+		v.checkNamed(u, u.f.claimed, v.snap.Records, valueFail)
 	} else if (c == claimNotDone || c == claimRestored) && !unchanged {
 		fail(v.find("agent said nothing was changed (or that it put things back) but the backend changed", u.start, v.snapSeq))
 	} else if c == claimRestored {
-		v.checkNamed(u, u.f.named, v.start.Records, fail)
+		v.checkNamed(u, u.f.named, v.start.Records, valueFail)
 	} else if c == claimDone {
-		v.checkDone(u, fail)
+		v.checkDone(u, fail, valueFail)
+	}
+	if res.Verdict == Pass && len(doubts) > 0 {
+		res.Verdict = Unknown
+		for _, d := range doubts {
+			d.Text = InsufficientEvidence + ": recognized from the agent's audio: " + d.Text + " (a recognizer can mishear one value as another)"
+			res.Findings = append(res.Findings, d)
+		}
+		return res
 	}
 	if res.Verdict == Pass && len(res.Findings) == 0 {
 		res.Findings = append(res.Findings, v.find("the "+u.f.claim.String()+" confirmation matches the backend", u.start, v.snapSeq))
@@ -150,9 +165,9 @@ func (v *view) confirmingUtterance() *utterance {
 // checkDone: a done-claim must name only values the backend holds for
 // the intended record, the intended change must be in the snapshot, and
 // the claim must start after the write it reports committed.
-func (v *view) checkDone(u *utterance, fail func(Finding)) {
+func (v *view) checkDone(u *utterance, fail, valueFail func(Finding)) {
 	held := v.held
-	v.checkNamed(u, u.f.claimed, held, fail)
+	v.checkNamed(u, u.f.claimed, held, valueFail)
 	missing := false
 	for _, k := range v.targets() {
 		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])

@@ -365,6 +365,11 @@ func mutHistories() map[string]*trace.History {
 	wrongRead("wrong_record_then_speaks_it", func(b *builder) {
 		b.speak("a1", "Order 5599 is due on December 9; shall I change it?")
 	})
+	// The same words recognized from audio: naming the wrong record's
+	// values is no proof of having adopted them (trace.RecognizedText).
+	wrongRead("wrong_record_then_speaks_it_recognized", func(b *builder) {
+		b.speak("a1", trace.RecognizedText+" Order 5599 is due on December 9; shall I change it?")
+	})
 
 	// Negation: the caller withdraws the action.
 	neg := func(name string, f func(b *builder)) {

@@ -35,6 +35,10 @@ type facts struct {
 	wait    bool   // "one moment", "let me check"...
 	ask     bool   // the utterance asks the caller something
 	already bool   // a done clause reports a past fact: "that had already gone through"
+	// recognized: the words were transcribed from audio by a recognizer
+	// (trace.RecognizedText), so a value in them that differs from the
+	// record is no proof of a mismatch.
+	recognized bool
 }
 
 // values lists the values of a class the utterance names as current.
@@ -301,6 +305,11 @@ func (lx *lexicon) read(s string) facts {
 		// A transcript the recognizer could not vouch for decides nothing:
 		// no claim, no values.
 		return facts{text: textFormOf(tokens(rest)), claim: claimUndecided, why: "the words were transcribed from audio and the recognizer could not vouch for them"}
+	}
+	if rest, ok := strings.CutPrefix(s, trace.RecognizedText); ok {
+		f := lx.read(rest)
+		f.recognized = true
+		return f
 	}
 	var f facts
 	var claims []claim

@@ -55,6 +55,15 @@ type CallEnd struct {
 // takes no values from it.
 const UnclearText = "[unclear]"
 
+// RecognizedText starts the recorded text of an agent utterance that was
+// transcribed from audio by a recognizer that vouched for the words (not
+// the agent's own transcript). The scorer reads its claim and its values,
+// but a value in it that differs from what the backend or the caller's
+// intent holds is no proof: a recognizer can mishear one number as
+// another, consistently. Such a mismatch leaves the axis unknown, never
+// failed (docs/SCORING.md, "Recognized speech").
+const RecognizedText = "[recognized]"
+
 // AudioDiag is an audio call's timing, measured on the call's 20 ms frame
 // clock (real time). Diagnostics, never verdicts.
 type AudioDiag struct {

@@ -31,7 +31,11 @@
 //   - with Recognizer.CrossCheck, Recognize decodes twice with different
 //     language weights and Grammar.Hear also marks it Uncertain when the
 //     two decodes name different entities or different kinds of claim
-//     words (negation, done, verb, plan, restore, hedge, wait).
+//     words (negation, done, verb, plan, restore, hedge, wait);
+//   - and a third time with a grammar that offers no record's code: a
+//     record's code the first decode heard that this one did not was
+//     pulled onto the record by the grammar ("5599" said, "5519" heard,
+//     both on file), not vouched for by the audio — Uncertain too.
 //
 // The contract with the scorer: an Uncertain utterance is recorded with
 // its text and a flag; the claim reader must read it as undecided (axis 6

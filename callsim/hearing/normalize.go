@@ -117,8 +117,35 @@ func (g *Grammar) Hear(res Result) Heard {
 	case !slices.Equal(g.cueKinds(res.Words), g.cueKinds(res.Check)):
 		h.Uncertain = true
 		h.Why = fmt.Sprintf("two decodes disagree on the kinds of claim words: %v and %v", g.cueKinds(res.Words), g.cueKinds(res.Check))
+	case res.Free != nil && g.snapped(h.Entities, g.Normalize(res.Free).Entities):
+		h.Uncertain = true
+		h.Why = fmt.Sprintf("a record's code heard only with the records' codes offered: without them the decoder heard %v", codesOf(g.Normalize(res.Free).Entities))
 	}
 	return h
+}
+
+// snapped reports whether heard has a record's code that the decode
+// offered no record codes (free) did not hear: the code may have been
+// pulled onto the record's by the grammar, not by the audio.
+func (g *Grammar) snapped(heard, free []Entity) bool {
+	fc := codesOf(free)
+	for _, e := range heard {
+		if e.Kind == KindCode && slices.Contains(g.codes, e.Value) && !slices.Contains(fc, e.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// codesOf lists the code entities' values.
+func codesOf(es []Entity) []string {
+	var out []string
+	for _, e := range es {
+		if e.Kind == KindCode {
+			out = append(out, e.Value)
+		}
+	}
+	return out
 }
 
 // cueKinds lists the kinds of claim words in ws (negation, done, verb,

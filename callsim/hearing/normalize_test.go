@@ -122,6 +122,19 @@ func TestHear(t *testing.T) {
 		{"a negation heard once", Result{Words: w("nothing was changed"), Check: w("it was changed")}, true},
 		{"a hedge heard once", Result{Words: w("it should be updated"), Check: w("it be updated")}, true},
 		{"the check's own doubt", Result{Words: w("a table for six"), Check: w("a table for for")}, true},
+		// The decode offered no record codes hears the same code: the audio
+		// holds it, not the grammar.
+		{"free decode agrees", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four seven one cancelled"),
+			Free: w("booking four four seven one is cancelled")}, false},
+		// Both grammar decodes took a record's code the free one did not
+		// hear: snapped onto the record's, not vouched for.
+		{"snapped onto a record's code", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four seven one cancelled"),
+			Free: w("booking four four one one is cancelled")}, true},
+		{"free decode heard no code", Result{Words: w("booking four four seven one is cancelled"), Check: w("booking four four seven one is cancelled"),
+			Free: w("booking is cancelled")}, true},
+		// A code no record holds is never snapped: only record codes are.
+		{"an unknown code both ways", Result{Words: w("booking four four nine nine is cancelled"), Check: w("booking four four nine nine is cancelled"),
+			Free: w("booking four four one nine is cancelled")}, false},
 	}
 	for _, c := range cases {
 		if h := g.Hear(c.res); h.Uncertain != c.uncertain {

@@ -43,11 +43,12 @@ type Recognizer struct {
 	// replace the defaults of the same name.
 	Args []string
 	// CrossCheck decodes each utterance a second time with other weights
-	// and records those words in Result.Check; Grammar.Hear then marks
-	// the utterance Uncertain when the two decodes disagree on an entity
-	// or on the kinds of claim words.
-	// It doubles the decoding time and is what makes Uncertain useful
-	// (docs/PERFORMANCE.md).
+	// (Result.Check) and a third time with a grammar that offers none of
+	// the records' codes (Result.Free); Grammar.Hear then marks the
+	// utterance Uncertain when the decodes disagree on an entity, on the
+	// kinds of claim words, or on a code the first decode took from the
+	// records. It triples the decoding time and is what makes Uncertain
+	// useful (docs/PERFORMANCE.md).
 	CrossCheck bool
 
 	// mirror is the upsampler's image gain; 0 means defaultMirror. Tests
@@ -65,6 +66,12 @@ type Result struct {
 	Words []string
 	// Check is the cross-check decode's words (Recognizer.CrossCheck).
 	Check []string
+	// Free is the words of the decode whose grammar offers no record code
+	// (Recognizer.CrossCheck): a code the first decode heard only because
+	// the grammar offered it — a wrong order number "snapped" onto a
+	// record's, the false pass or false fail a grammar of known codes can
+	// cause — comes out differently here.
+	Free []string
 	// Confidence is the word agreement of the two decodes (0..1) with
 	// CrossCheck, else 0: pocketsphinx 0.8 gives no usable posterior for
 	// grammar search (every word comes out at 1.0). Decide on
@@ -102,7 +109,10 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 
 	words := g.Words()
 	entries := r.pronounce(ctx, dict, g, words)
-	gram := g.render(func(w string) bool { _, ok := entries[w]; return ok })
+	known := func(w string) bool { _, ok := entries[w]; return ok }
+	gram := g.render(known)
+	free := *g
+	free.noKnown = true
 	var db strings.Builder
 	keys := make([]string, 0, len(entries))
 	for w := range entries {
@@ -117,6 +127,7 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 	}
 	files := map[string][]byte{
 		"g.gram":      []byte(gram),
+		"free.gram":   []byte(free.render(known)),
 		"g.dict":      []byte(db.String()),
 		"in.wav":      wav16k(pcm16),
 		"decoder.log": nil,
@@ -133,7 +144,7 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 	base := []string{"-hmm", hmm, "-dict", filepath.Join(dir, "g.dict"), "-jsgf", filepath.Join(dir, "g.gram"),
 		"-infile", filepath.Join(dir, "in.wav"), "-samprate", "16000", "-time", "yes",
 		"-logfn", filepath.Join(dir, "decoder.log")}
-	decode := func(tuning []string) ([]string, error) {
+	decodeWith := func(base, tuning []string) ([]string, error) {
 		out, err := r.run(ctx, path, append(slices.Clone(base), tuning...)...)
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "decoder.log"))
@@ -141,6 +152,7 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 		}
 		return parseTimes(out), nil
 	}
+	decode := func(tuning []string) ([]string, error) { return decodeWith(base, tuning) }
 	var res Result
 	if res.Words, err = decode(decoderArgs(defaultTuning(), r.Args)); err != nil {
 		return Result{}, err
@@ -154,6 +166,14 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 			res.Check = []string{} // checked, and heard nothing
 		}
 		res.Confidence = agreement(res.Words, res.Check)
+		freeBase := slices.Clone(base)
+		freeBase[slices.Index(freeBase, "-jsgf")+1] = filepath.Join(dir, "free.gram")
+		if res.Free, err = decodeWith(freeBase, decoderArgs(defaultTuning(), r.Args)); err != nil {
+			return Result{}, err
+		}
+		if res.Free == nil {
+			res.Free = []string{}
+		}
 	}
 	return res, nil
 }

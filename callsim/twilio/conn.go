@@ -42,6 +42,11 @@ type Hearer interface {
 // could not vouch for (trace.UnclearText).
 const UncertainMarker = trace.UnclearText
 
+// RecognizedMarker starts the recorded text of an utterance the recognizer
+// vouched for (trace.RecognizedText): its values are evidence of a match,
+// never proof of a mismatch.
+const RecognizedMarker = trace.RecognizedText
+
 // Defaults for Transport.
 const (
 	// DefaultMaxFrameBytes bounds one frame from the agent (1 MiB: about
@@ -927,6 +932,8 @@ func (c *Conn) hear(id string, pcm audio.PCM) {
 	}
 	if uncertain {
 		text = UncertainMarker + " " + text
+	} else {
+		text = RecognizedMarker + " " + text
 	}
 	c.emit(speechFrame(native.PhaseText, id, text))
 }

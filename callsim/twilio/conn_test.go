@@ -277,7 +277,7 @@ func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
 	assert.Equal(t, "a1", evs[0].AgentSpeech.ID)
 	assert.Equal(t, native.PhaseEnd, evs[1].AgentSpeech.Phase)
 	assert.Equal(t, native.PhaseText, evs[2].AgentSpeech.Phase, "the text follows the end: it is heard once the utterance is over")
-	assert.Equal(t, "order 4471 is updated", evs[2].AgentSpeech.Text)
+	assert.Equal(t, RecognizedMarker+" order 4471 is updated", evs[2].AgentSpeech.Text, "recognized, and marked so: its values are no proof of a mismatch")
 	marks := b.waitFor(t, "mark", 2)
 	assert.Equal(t, "m1", marks[0].raw["mark"].(map[string]any)["name"])
 	assert.Equal(t, "m2", marks[1].raw["mark"].(map[string]any)["name"])
