@@ -5,8 +5,10 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/release"
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
@@ -14,7 +16,7 @@ import (
 )
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
-                    [--trials K] [--agent-version V] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+                    [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
                     [--transport native|twilio] [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
        callproof run --resume DIR [--agent URL] [--concurrency N]
 
@@ -24,7 +26,9 @@ completes. --out must be new or empty (--force replaces what is there).
 new --out; --resume places, in DIR itself, the planned calls that have no
 complete history (a run cut short, or cancelled with Ctrl-C).
 --trials K places every scenario K times (call ids SCENARIO.t1 … .tK), for
-pass^k and the gate's intervals (docs/GATING.md).
+pass^k and the gate's intervals (docs/GATING.md). --history FILE appends
+the finished run's line (per-axis counts, integrity, the seed gate's
+verdict) to a history file that callproof history prints.
 --transport twilio calls the agent as Twilio Media Streams does (audio,
 real time: --scale must stay 1); --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio.
@@ -41,7 +45,7 @@ type runPlan struct {
 	cases             []*scenarios.Compiled // the suite's selected scenarios
 	calls             []harness.Placement   // what the run places
 	trials            int
-	version           string
+	version, history  string
 	resume            bool
 	audio             audioFlags
 }
@@ -65,6 +69,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	conc := c.Int("concurrency", 8, "calls at once")
 	trials := c.Int("trials", 1, fmt.Sprintf("place every scenario this many times (1..%d)", harness.MaxTrials))
 	version := c.String("agent-version", "", "the agent's version or commit, recorded in the run's manifest and history")
+	history := c.String("history", "", "append the finished run's line to this history file")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text) or twilio (Twilio Media Streams audio)")
@@ -103,6 +108,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	p.audio = af
+	p.history = *history
 	if p.resume && p.audioFromMeta() != nil {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
@@ -286,6 +292,14 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL; open %s in a browser)\n", p.out, self(), p.out, filepath.Join(p.out, harness.ReportFile))
+	if p.history != "" {
+		g, rel := harness.GateRelease(saved, harness.Policy{}, harness.ReleaseOptions{AgentVersion: p.version, Now: time.Now()})
+		line := release.NewHistoryLine(harness.RunRecord(saved, p.version, time.Now()), rel.Trials, release.GateWord(g.Holds, g.Broken, g.Incomplete != nil), nil)
+		if err := release.AppendHistory(p.history, line); err != nil {
+			fmt.Fprintf(stderr, "callproof run: --history: %v\n", err)
+			return exitBroken
+		}
+	}
 	if c := harness.CheckCompleteness(saved); !c.Complete() {
 		warn(stderr, "run", c.Problems())
 		fmt.Fprintf(stderr, "callproof run: the run was cut short; finish it with: %s run --resume %s\n", self(), p.out)
