@@ -334,6 +334,7 @@ func (c *Conn) PrepareSpeech(ctx context.Context, id, text string) (time.Duratio
 	if n := len(pcm) % audio.FrameSamples; n != 0 {
 		pcm = append(pcm[:len(pcm):len(pcm)], make(audio.PCM, audio.FrameSamples-n)...)
 	}
+	pcm = trimEdges(pcm)
 	c.mu.Lock()
 	c.speech[id] = pcm
 	c.mu.Unlock()
@@ -1073,4 +1074,41 @@ func (c *Conn) writeRecording(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// Synthesized speech's edges: a synthesizer pads an utterance with a
+// quarter to half a second of silence on each side, a pause the script
+// never wrote. Two utterances the script puts in one turn (a correction
+// straight after the request) would reach the agent with up to 0.7 s of
+// silence between them, longer than an agent's end-of-turn wait, and
+// become two turns. So the caller plays a synthesized utterance from
+// speechEdge before its first frame above edgeFloorDBFS to speechEdge
+// after its last, in whole frames: a frame of the cached audio stays a
+// frame on the wire.
+const (
+	speechEdge    = 60 * time.Millisecond
+	edgeFloorDBFS = -50.0 // below any frame a listener would call speech
+	edgeFrames    = int(speechEdge / audio.FrameDuration)
+)
+
+// trimEdges drops the whole silent frames at pcm's ends beyond
+// speechEdge. Silence throughout is kept as it is.
+func trimEdges(pcm audio.PCM) audio.PCM {
+	n := len(pcm) / audio.FrameSamples
+	loud := func(i int) bool {
+		return audio.LevelDBFS(pcm[i*audio.FrameSamples:(i+1)*audio.FrameSamples]) > edgeFloorDBFS
+	}
+	first := 0
+	for first < n && !loud(first) {
+		first++
+	}
+	if first == n {
+		return pcm
+	}
+	last := n - 1
+	for !loud(last) {
+		last--
+	}
+	from, to := max(first-edgeFrames, 0), min(last+1+edgeFrames, n)
+	return pcm[from*audio.FrameSamples : to*audio.FrameSamples]
 }
