@@ -149,6 +149,7 @@ func writeDemo(w io.Writer, results []demoAgent) {
 	for _, r := range results {
 		if len(r.Summary.Failed) > 0 {
 			fmt.Fprintf(w, "Look at a failed call: %s show %s %s\n", self(), r.Dir, r.Summary.Failed[0].Call)
+			fmt.Fprintf(w, "or open %s in a browser\n", filepath.Join(r.Dir, harness.ReportFile))
 			break
 		}
 	}
