@@ -263,7 +263,12 @@ func (c Completeness) Problems() []string {
 // GateRun gates a saved run: the calls in scenario order, then the run's
 // completeness. An incomplete run never holds.
 func GateRun(r *SavedRun, p Policy) GateResult {
-	g := Gate(ScoreCalls(r.Sorted()), p)
+	return gateCalls(r, ScoreCalls(r.Sorted()), p)
+}
+
+// gateCalls gates a run's calls, already scored, then its completeness.
+func gateCalls(r *SavedRun, calls []Call, p Policy) GateResult {
+	g := Gate(calls, p)
 	if c := CheckCompleteness(r); !c.Complete() {
 		g.Holds = false
 		g.Incomplete = &c

@@ -36,6 +36,9 @@ type Release struct {
 	// Current is the run as a baseline would record it (what `baseline
 	// save` writes).
 	Current release.Baseline `json:"-"`
+	// Scores are the run's calls as scored for the decision, in scenario
+	// order (for the CI reports: the run is scored once).
+	Scores []scorer.CallScore `json:"-"`
 }
 
 // GateRelease applies the gate (GateRun) and then the release rules: the
@@ -44,11 +47,7 @@ type Release struct {
 // the comparison lists them.
 func GateRelease(r *SavedRun, p Policy, o ReleaseOptions) (GateResult, Release) {
 	calls := ScoreCalls(r.Sorted())
-	g := Gate(calls, p)
-	if c := CheckCompleteness(r); !c.Complete() {
-		g.Holds = false
-		g.Incomplete = &c
-	}
+	g := gateCalls(r, calls, p)
 	scores := Scores(calls)
 	k := o.Trials
 	if k <= 0 {
@@ -57,7 +56,7 @@ func GateRelease(r *SavedRun, p Policy, o ReleaseOptions) (GateResult, Release) 
 			k = r.Meta.Trials
 		}
 	}
-	rel := Release{Trials: release.Trials(scores, k)}
+	rel := Release{Trials: release.Trials(scores, k), Scores: scores}
 	rel.Current = release.NewBaseline(RunRecord(r, o.AgentVersion, o.Now), scores, k)
 	if o.Trials > 0 {
 		addRule(&g, RuleResult{Rule: RuleTrials, Violations: trialViolations(r, rel.Trials, o.Trials)})

@@ -48,14 +48,7 @@ func TestTextAfterEndBelongsToItsUtterance(t *testing.T) {
 // confirmation axis: it is unknown (insufficient evidence), not a pass
 // and not a fail, and its words name no values.
 func TestUnclearTranscriptIsUndecided(t *testing.T) {
-	build := func(text string) *trace.History {
-		b := newCall("audio-unclear", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
-		b.caller("s1").
-			toolIntent("update_order", "order_number", "5590", "quantity", "2").
-			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
-			speak("a1", text)
-		return b.done()
-	}
+	build := func(text string) *trace.History { return confirmedQty2("audio-unclear", text) }
 	clear := Score(build("Done. Order 5590 now has quantity 2."))
 	assert.Equal(t, "pppppp", vector(clear))
 	for _, text := range []string{
@@ -82,14 +75,7 @@ func TestUnclearTranscriptIsUndecided(t *testing.T) {
 // recognizers mishear one number as another, consistently — so the axis
 // is unknown, never failed on it.
 func TestRecognizedTranscriptValues(t *testing.T) {
-	build := func(text string) *trace.History {
-		b := newCall("audio-recognized", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
-		b.caller("s1").
-			toolIntent("update_order", "order_number", "5590", "quantity", "2").
-			call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
-			speak("a1", text)
-		return b.done()
-	}
+	build := func(text string) *trace.History { return confirmedQty2("audio-recognized", text) }
 	for _, c := range []struct {
 		text, vector string
 		v            Verdict
@@ -114,4 +100,15 @@ func TestRecognizedTranscriptValues(t *testing.T) {
 	assert.True(t, f.recognized)
 	assert.Equal(t, []string{"5590"}, f.values(classID))
 	assert.Equal(t, "order 5590 now has quantity 3", f.text)
+}
+
+// confirmedQty2 is a call in which the caller asks for quantity 2 on order
+// 5590, the write lands, and the agent's last words are text.
+func confirmedQty2(id, text string) *trace.History {
+	b := newCall(id, "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+	b.caller("s1").
+		toolIntent("update_order", "order_number", "5590", "quantity", "2").
+		call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
+		speak("a1", text)
+	return b.done()
 }

@@ -119,10 +119,9 @@ func writeCIReports(run *harness.SavedRun, g harness.GateResult, rel harness.Rel
 	if run.Meta != nil && run.Meta.Suite != "" {
 		suite = run.Meta.Suite
 	}
-	scores := harness.Scores(harness.ScoreCalls(run.Sorted()))
 	if junit != "" {
 		if err := writeFileAtomic(junit, func(w io.Writer) error {
-			return release.WriteJUnitTimed(w, suite, scores, rel.Trials, callDurations(run))
+			return release.WriteJUnitTimed(w, suite, rel.Scores, rel.Trials, callDurations(run))
 		}); err != nil {
 			return fmt.Errorf("--junit: %w", err)
 		}
