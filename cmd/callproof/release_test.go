@@ -108,6 +108,9 @@ func TestReplayReproducesStaleWrite(t *testing.T) {
 	assert.Contains(t, stderr, `has no call "corr-09"`)
 	code, _, _ = fxCLI(t, "replay", dir, "corr-02", "--until-fail", "0")
 	assert.Equal(t, exitUsage, code)
+	code, _, stderr = fxCLI(t, "replay", dir, "corr-02", "--until-fail", "1001")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--until-fail 1001: want 1..1000", "the documented bound")
 }
 
 // TestRunTrials: --trials places every scenario k times under .tN ids,
@@ -167,6 +170,9 @@ func TestRunTrials(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "scenario corr-01 changed since the run started")
 
+	code, _, stderr = fxCLI(t, "gate", "--trials", "101", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--trials 101: want 1..100")
 	code, _, stderr = fxCLI(t, "run", "--agent", agent, "--trials", "0", "--out", t.TempDir())
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--trials 0: want 1..100")
