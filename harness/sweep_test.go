@@ -36,3 +36,28 @@ func TestParseSweepParamLimits(t *testing.T) {
 		}
 	}
 }
+
+// Apply changes a copy: the suite's scenario stays as loaded, and an
+// unknown step is an error naming the steps there are.
+func TestSweepApply(t *testing.T) {
+	_, cases, err := harness.LoadSuite("core")
+	require.NoError(t, err)
+	c := cases[1] // corr-02
+	p, err := harness.ParseSweepParam("nope.delay=0..100/100")
+	require.NoError(t, err)
+	_, err = p.Apply(c, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `scenario corr-02 has no step "nope" (its steps: `)
+
+	step := c.Script.Steps[1].ID
+	before := c.Script.Steps[1].On.Delay
+	p, err = harness.ParseSweepParam(step + ".delay=0..700/700")
+	require.NoError(t, err)
+	ps, at, err := harness.SweepPlacements(c, p, 2)
+	require.NoError(t, err)
+	require.Len(t, ps, 4)
+	assert.Equal(t, []time.Duration{0, 0, 700 * time.Millisecond, 700 * time.Millisecond}, at)
+	assert.Equal(t, "corr-02.delay700ms.t2", ps[3].CallID())
+	assert.Equal(t, 700*time.Millisecond, ps[3].Case.Script.Steps[1].On.Delay)
+	assert.Equal(t, before, c.Script.Steps[1].On.Delay, "the loaded scenario is unchanged")
+}
