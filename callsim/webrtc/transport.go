@@ -1,0 +1,144 @@
+package webrtc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	pion "github.com/pion/webrtc/v4"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/audiocall"
+	"github.com/callproof/callproof/callsim/twilio"
+	"github.com/callproof/callproof/internal/rtcpeer"
+)
+
+// Defaults for Transport.
+const (
+	// DefaultMaxFrameBytes bounds one data-channel message from the agent
+	// until the simulator sets its own limit.
+	DefaultMaxFrameBytes = 1 << 20
+	// DefaultMaxAhead bounds the agent audio waiting to be played: a
+	// WebRTC peer sends in real time, so more than this is a flood.
+	DefaultMaxAhead = 10 * time.Second
+	// PingEvery is the caller's data-channel keepalive period.
+	PingEvery = time.Second
+	// Label is the data channel's label, as Pipecat's client names it.
+	Label = "chat"
+)
+
+// Transport dials agents over WebRTC. Speech (in Config) is required; the
+// rest have defaults.
+type Transport struct {
+	audiocall.Config
+
+	// Signaling is SignalingSmallWebRTC (the default) or SignalingWHIP.
+	Signaling string
+	// Signaler, when set, makes each call's signaling instead (another
+	// server's API; tests).
+	Signaler func(agentURL, callID string) Signaler
+	// Trickle sends the offer before candidate gathering ends and the
+	// candidates after it; without it the offer carries them all.
+	Trickle bool
+	// HTTPClient makes the signaling requests; nil: a client without
+	// proxies.
+	HTTPClient *http.Client
+	// AnyAddress lets candidates use every interface; by default they are
+	// kept to loopback, where the harness's agents are.
+	AnyAddress bool
+
+	MaxFrameBytes int64         // until SetFrameLimit
+	MaxAhead      time.Duration // 0: DefaultMaxAhead
+
+	// Per call (see ForCall): CallID names the call to the agent;
+	// RecordDir, when set, holds one recording per call; HearingFor
+	// builds the call's recognizer from its catalogue and records.
+	CallID     string
+	RecordDir  string
+	HearingFor func(c callsim.CallSetup) audiocall.Hearer
+
+	apiOnce sync.Once
+	api     *pion.API
+	apiErr  error
+}
+
+var (
+	_ callsim.Transport = (*Transport)(nil)
+	_ callsim.PerCall   = (*Transport)(nil)
+)
+
+// ForCall returns a transport set up for one call: its id, its recording
+// in RecordDir, its recognizer from HearingFor, its own noise seed.
+func (t *Transport) ForCall(c callsim.CallSetup) callsim.Transport {
+	api, err := t.pionAPI()
+	cp := &Transport{Config: t.Config, Signaling: t.Signaling, Signaler: t.Signaler, Trickle: t.Trickle,
+		HTTPClient: t.HTTPClient, AnyAddress: t.AnyAddress, MaxFrameBytes: t.MaxFrameBytes, MaxAhead: t.MaxAhead,
+		CallID: c.ID, RecordDir: t.RecordDir, HearingFor: t.HearingFor}
+	// One pion API for every call of the run.
+	cp.apiOnce.Do(func() { cp.api, cp.apiErr = api, err })
+	if t.RecordDir != "" {
+		cp.RecordTo = filepath.Join(t.RecordDir, twilio.RecordingName(c.ID))
+	}
+	if t.HearingFor != nil {
+		cp.Hearing = t.HearingFor(c)
+	}
+	cp.Seed = twilio.CallSeed(t.Seed, c.ID)
+	return cp
+}
+
+func (t *Transport) pionAPI() (*pion.API, error) {
+	t.apiOnce.Do(func() { t.api, t.apiErr = rtcpeer.NewAPI(rtcpeer.Options{LoopbackOnly: !t.AnyAddress}) })
+	return t.api, t.apiErr
+}
+
+func (t *Transport) signaler(agentURL string) (Signaler, error) {
+	if t.Signaler != nil {
+		return t.Signaler(agentURL, t.CallID), nil
+	}
+	client := t.HTTPClient
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	}
+	switch t.Signaling {
+	case "", SignalingSmallWebRTC:
+		return &smallWebRTC{client: client, url: agentURL, callID: t.CallID}, nil
+	case SignalingWHIP:
+		return &whip{client: client, url: agentURL}, nil
+	}
+	return nil, fmt.Errorf("webrtc: signaling %q: want %s or %s", t.Signaling, SignalingSmallWebRTC, SignalingWHIP)
+}
+
+// Dial offers a call to the agent and returns once ICE is connected, DTLS
+// is done and the data channel is open; ctx bounds all of it. Any failure
+// tears the peer connection down and says which step failed.
+func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, error) {
+	if t.Speech == nil {
+		return nil, errors.New("webrtc: no caller voice (Transport.Speech)")
+	}
+	sig, err := t.signaler(agentURL)
+	if err != nil {
+		return nil, err
+	}
+	api, err := t.pionAPI()
+	if err != nil {
+		return nil, err
+	}
+	pc, err := api.NewPeerConnection(pion.Configuration{})
+	if err != nil {
+		return nil, fmt.Errorf("webrtc: %w", err)
+	}
+	c := newConn(t, pc, sig)
+	if err := c.connect(ctx); err != nil {
+		_ = pc.Close()
+		c.stopWatchers()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w (%s)", err, c.stage())
+		}
+		return nil, err
+	}
+	return c, nil
+}
