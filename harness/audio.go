@@ -9,8 +9,10 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/callsim/hearing"
 	"github.com/callproof/callproof/callsim/twilio"
+	"github.com/callproof/callproof/callsim/webrtc"
 )
 
 // AudioOptions set up an audio dialect's caller.
@@ -41,6 +43,41 @@ func DefaultSpeechCache() string {
 
 // TwilioTransport returns the Twilio Media Streams caller for o.
 func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	return &twilio.Transport{
+		Speech:     cfg.Speech,
+		RecordDir:  o.RecordDir,
+		HearingFor: o.Hearing,
+	}, nil
+}
+
+// WebRTCOptions choose a WebRTC caller's signaling.
+type WebRTCOptions struct {
+	Signaling string // webrtc.SignalingSmallWebRTC (default) or webrtc.SignalingWHIP
+	Trickle   bool   // candidates after the offer
+}
+
+// WebRTCTransport returns the WebRTC caller for o.
+func WebRTCTransport(o AudioOptions, w WebRTCOptions) (*webrtc.Transport, error) {
+	switch w.Signaling {
+	case "", webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP:
+	default:
+		return nil, fmt.Errorf("signaling %q: want %s or %s", w.Signaling, webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP)
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	return &webrtc.Transport{Config: cfg, Signaling: w.Signaling, Trickle: w.Trickle,
+		RecordDir: o.RecordDir, HearingFor: o.Hearing}, nil
+}
+
+// config is the audio call o sets up: the caller's voice (cached) and
+// the recordings' directory made.
+func (o AudioOptions) config() (audiocall.Config, error) {
 	if o.Voice == "" {
 		o.Voice = audio.DefaultVoice
 	}
@@ -49,18 +86,14 @@ func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
 	}
 	synth, err := audio.NewSynth(o.Voice)
 	if err != nil {
-		return nil, err
+		return audiocall.Config{}, err
 	}
 	if o.RecordDir != "" {
 		if err := os.MkdirAll(o.RecordDir, 0o755); err != nil {
-			return nil, fmt.Errorf("recordings: %w", err)
+			return audiocall.Config{}, fmt.Errorf("recordings: %w", err)
 		}
 	}
-	return &twilio.Transport{
-		Speech:     &audio.Cache{Dir: o.SpeechCache, Synth: synth},
-		RecordDir:  o.RecordDir,
-		HearingFor: o.Hearing,
-	}, nil
+	return audiocall.Config{Speech: &audio.Cache{Dir: o.SpeechCache, Synth: synth}}, nil
 }
 
 // DefaultHearing is the recognizer of agent speech for agents that send

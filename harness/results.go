@@ -37,6 +37,9 @@ type Meta struct {
 	TimeScale float64 `json:"time_scale"`
 	Calls     int     `json:"calls"`
 	Transport string  `json:"transport,omitempty"`
+	// Signaling and Trickle are a WebRTC run's (WebRTCOptions).
+	Signaling string `json:"signaling,omitempty"`
+	Trickle   bool   `json:"trickle,omitempty"`
 	// Trials is how many times the run places every scenario (0 or 1:
 	// once, under the scenario's id; k > 1: ids SCENARIO.t1 … .tk).
 	Trials int `json:"trials,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -126,13 +127,21 @@ func Plan(cases []*scenarios.Compiled) []string {
 
 // CheckAgentURL says whether u can be dialled as an agent: a ws or wss URL
 // with a host.
-func CheckAgentURL(u string) error {
-	const want = "want a ws:// or wss:// URL"
+func CheckAgentURL(u string) error { return CheckAgentURLFor("", u) }
+
+// CheckAgentURLFor is CheckAgentURL for a wire dialect: WebRTC agents are
+// reached through an http or https signaling URL, the others over a
+// WebSocket.
+func CheckAgentURLFor(transport, u string) error {
+	schemes, want := []string{"ws", "wss"}, "want a ws:// or wss:// URL"
+	if transport == "webrtc" {
+		schemes, want = []string{"http", "https"}, "want the http:// or https:// signaling URL of a WebRTC agent"
+	}
 	p, err := url.Parse(u)
 	if err != nil {
 		return fmt.Errorf("agent URL %q: %s (%w)", u, want, err)
 	}
-	if p.Scheme != "ws" && p.Scheme != "wss" {
+	if !slices.Contains(schemes, p.Scheme) {
 		return fmt.Errorf("agent URL %q: %s", u, want)
 	}
 	if p.Host == "" || p.Hostname() == "" {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/harness"
 )
 
@@ -12,6 +13,7 @@ import (
 const (
 	transportNative = "native"
 	transportTwilio = "twilio"
+	transportWebRTC = "webrtc"
 )
 
 func audioDefaultVoice() string { return audio.DefaultVoice }
@@ -21,11 +23,11 @@ func (a audioFlags) check(scale float64) error {
 	switch a.transport {
 	case "", transportNative:
 		if a.voice != "" || a.cache != "" || a.record {
-			return fmt.Errorf("--voice, --speech-cache and --record are for audio: add --transport %s", transportTwilio)
+			return fmt.Errorf("--voice, --speech-cache and --record are for audio: add --transport %s or %s", transportTwilio, transportWebRTC)
 		}
-	case transportTwilio:
+	case transportTwilio, transportWebRTC:
 		if scale != 1 {
-			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", transportTwilio, scale)
+			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
 		}
 		if a.voice != "" {
 			if _, err := audio.NewSynth(a.voice); err != nil {
@@ -33,9 +35,29 @@ func (a audioFlags) check(scale float64) error {
 			}
 		}
 	default:
-		return fmt.Errorf("--transport %q: want %s or %s", a.transport, transportNative, transportTwilio)
+		return fmt.Errorf("--transport %q: want %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC)
+	}
+	if a.transport != transportWebRTC && (a.signaling != "" || a.trickle) {
+		return fmt.Errorf("--signaling and --trickle are for --transport %s", transportWebRTC)
+	}
+	switch a.signaling {
+	case "", webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP:
+	default:
+		return fmt.Errorf("--signaling %q: want %s or %s", a.signaling, webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP)
 	}
 	return nil
+}
+
+// setMeta records the dialect in a run's manifest.
+func (a audioFlags) setMeta(m *harness.Meta) {
+	m.Transport = a.name()
+	if a.name() == transportWebRTC {
+		m.Signaling = a.signaling
+		if m.Signaling == "" {
+			m.Signaling = webrtc.SignalingSmallWebRTC
+		}
+		m.Trickle = a.trickle
+	}
 }
 
 func (a audioFlags) name() string {
@@ -57,21 +79,29 @@ func (p *runPlan) audioFromMeta() error {
 	if t == "" {
 		t = transportNative
 	}
-	if t != transportNative && t != transportTwilio {
+	if t != transportNative && t != transportTwilio && t != transportWebRTC {
 		return fmt.Errorf("%s/%s: unknown transport %q", p.out, harness.MetaFile, meta.Transport)
 	}
-	p.audio.transport = t
+	p.audio.transport, p.audio.signaling, p.audio.trickle = t, meta.Signaling, meta.Trickle
 	return p.audio.check(p.scale)
 }
 
 // setUp puts the chosen dialect into env.
 func (a audioFlags) setUp(env *harness.Env, out string) error {
-	if a.name() != transportTwilio {
+	if a.name() == transportNative {
 		return nil
 	}
 	o := harness.AudioOptions{SpeechCache: a.cache, Voice: a.voice, Hearing: harness.DefaultHearing()}
 	if a.record {
 		o.RecordDir = filepath.Join(out, harness.RecordingsDir)
+	}
+	if a.name() == transportWebRTC {
+		t, err := harness.WebRTCTransport(o, harness.WebRTCOptions{Signaling: a.signaling, Trickle: a.trickle})
+		if err != nil {
+			return err
+		}
+		env.Transport, env.TransportName = t, transportWebRTC
+		return nil
 	}
 	t, err := harness.TwilioTransport(o)
 	if err != nil {

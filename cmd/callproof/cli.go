@@ -128,11 +128,14 @@ func checkScale(scale float64) error {
 }
 
 // checkAgent validates an --agent flag.
-func checkAgent(u string) error {
+func checkAgent(u string) error { return checkAgentFor("", u) }
+
+// checkAgentFor checks --agent for a wire dialect (--transport).
+func checkAgentFor(transport, u string) error {
 	if u == "" {
 		return fmt.Errorf("--agent is required")
 	}
-	if err := harness.CheckAgentURL(u); err != nil {
+	if err := harness.CheckAgentURLFor(transport, u); err != nil {
 		return fmt.Errorf("--agent: %w", err)
 	}
 	return nil

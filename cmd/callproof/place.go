@@ -22,7 +22,8 @@ type placement struct {
 // returns the results in ps's order. A progress line goes to stderr.
 func (p placement) place(ctx context.Context, ps []harness.Placement, stderr io.Writer) ([]harness.CallResult, error) {
 	meta := p.meta
-	meta.Agent, meta.Suite, meta.TimeScale, meta.Calls, meta.Transport = p.agent, p.suite, p.scale, len(ps), p.audio.name()
+	meta.Agent, meta.Suite, meta.TimeScale, meta.Calls = p.agent, p.suite, p.scale, len(ps)
+	p.audio.setMeta(&meta)
 	meta.Planned = harness.CallIDs(ps)
 	res, err := harness.CreateResults(p.out, meta)
 	if err != nil {

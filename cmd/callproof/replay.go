@@ -81,9 +81,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		if *agent == "" {
 			*agent = run.Meta.Agent
 		}
-		af.transport = run.Meta.Transport
+		af.transport, af.signaling, af.trickle = run.Meta.Transport, run.Meta.Signaling, run.Meta.Trickle
 	}
-	if err := checkAgent(*agent); err != nil {
+	if err := checkAgentFor(af.transport, *agent); err != nil {
 		fmt.Fprintf(stderr, "callproof replay: %v (the run records none)\n", err)
 		return exitUsage
 	}

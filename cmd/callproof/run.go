@@ -17,7 +17,8 @@ import (
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
-                    [--transport native|twilio] [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
+                    [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
+                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
        callproof run --resume DIR [--agent URL] [--concurrency N]
 
 Places one call per scenario against the agent and writes DIR as each call
@@ -30,7 +31,9 @@ pass^k and the gate's intervals (docs/GATING.md). --history FILE appends
 the finished run's line (per-axis counts, integrity, the seed gate's
 verdict) to a history file that callproof history prints.
 --transport twilio calls the agent as Twilio Media Streams does (audio,
-real time: --scale must stay 1); --record writes each call as a stereo WAV
+real time: --scale must stay 1); --transport webrtc calls it over WebRTC
+(--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
+endpoint with --signaling whip). --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio.
 
 exit: 0 the run completed (verdicts are in the table), 2 bad usage or input,
@@ -54,6 +57,8 @@ type runPlan struct {
 type audioFlags struct {
 	transport, voice, cache string
 	record                  bool
+	signaling               string // webrtc
+	trickle                 bool   // webrtc
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -72,7 +77,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	history := c.String("history", "", "append the finished run's line to this history file")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	var af audioFlags
-	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text) or twilio (Twilio Media Streams audio)")
+	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (audio)")
+	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
+	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer (PATCH)")
 	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
 	c.StringVar(&af.cache, "speech-cache", "", "where synthesized caller speech is cached (default "+harness.DefaultSpeechCache()+")")
 	c.BoolVar(&af.record, "record", false, "audio: write each call as a stereo WAV into OUT/audio")
@@ -94,7 +101,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *resume != "" {
 		p, err = planResume(c, *resume, *agentURL)
 	} else {
-		p, err = planRun(c, *agentURL, *out, *suite, *only, *rerun, *seed, *scale, *force, *trials)
+		p, err = planRun(c, af.transport, *agentURL, *out, *suite, *only, *rerun, *seed, *scale, *force, *trials)
 	}
 	if p != nil && !p.resume {
 		p.version = *version
@@ -117,8 +124,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // planRun checks a fresh run's flags; nothing is created yet.
-func planRun(c *cli, agent, out, suite, only, rerun string, seed int64, scale float64, force bool, trials int) (*runPlan, error) {
-	if err := checkAgent(agent); err != nil {
+func planRun(c *cli, transport, agent, out, suite, only, rerun string, seed int64, scale float64, force bool, trials int) (*runPlan, error) {
+	if err := checkAgentFor(transport, agent); err != nil {
 		return nil, err
 	}
 	if trials < 1 || trials > harness.MaxTrials {
@@ -201,7 +208,7 @@ func planResume(c *cli, dir, agent string) (*runPlan, error) {
 	if agent == "" {
 		agent = meta.Agent
 	}
-	if err := checkAgent(agent); err != nil {
+	if err := checkAgentFor(meta.Transport, agent); err != nil {
 		return nil, err
 	}
 	name, cases, err := harness.LoadSuite(meta.Suite)
@@ -243,8 +250,10 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		res, err = harness.OpenResults(p.out)
 	} else {
 		pack, hashes := harness.Hashes(p.cases)
-		res, err = harness.CreateResults(p.out, harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
-			Calls: len(calls), Transport: p.audio.name(), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes})
+		meta := harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
+			Calls: len(calls), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes}
+		p.audio.setMeta(&meta)
+		res, err = harness.CreateResults(p.out, meta)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
