@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/callsim"
-	"github.com/callproof/callproof/callsim/twilio"
+	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/protocol/native"
 )
 
-// LoadOptions set up an audio load run: Calls Twilio Media Streams calls
-// at once against one agent, each streaming for Duration.
+// LoadOptions set up an audio load run: Calls audio calls at once against
+// one agent, each streaming for Duration.
 type LoadOptions struct {
 	Agent    string
 	Calls    int
@@ -26,8 +26,11 @@ type LoadOptions struct {
 	// Ramp spreads the calls' starts over this long (default 2s), as calls
 	// arrive in practice; every call still runs its full Duration.
 	Ramp time.Duration
-	// Transport is the caller; its Speech speaks every utterance.
-	Transport *twilio.Transport
+	// Transport is the caller (Twilio Media Streams or WebRTC): its calls
+	// are callsim.Voice and callsim.Pacer. Speech, its voice, is warmed
+	// with every utterance first.
+	Transport callsim.Transport
+	Speech    audiocall.Speech
 	// SayEvery: each call starts an utterance this often (default 3s).
 	SayEvery time.Duration
 	// Fidelity makes every call say whole utterances, so an agent's own
@@ -73,8 +76,8 @@ type LoadSaid struct {
 
 // RunLoad places o.Calls calls at once and measures the caller's pacing.
 func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
-	if o.Calls < 1 || o.Duration <= 0 || o.Transport == nil {
-		return LoadResult{}, fmt.Errorf("load: need calls, a duration and a transport")
+	if o.Calls < 1 || o.Duration <= 0 || o.Transport == nil || o.Speech == nil {
+		return LoadResult{}, fmt.Errorf("load: need calls, a duration, a transport and its speech")
 	}
 	if o.Ramp <= 0 {
 		o.Ramp = 2 * time.Second
@@ -85,7 +88,7 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	// Warm the speech cache once, so no call waits on a synthesizer (and,
 	// for Fidelity, the agent's ear can find every line in it).
 	for _, l := range o.lines() {
-		if _, err := o.Transport.Speech.Speech(ctx, l); err != nil {
+		if _, err := o.Speech.Speech(ctx, l); err != nil {
 			return LoadResult{}, fmt.Errorf("load: speech: %w", err)
 		}
 	}
@@ -191,17 +194,32 @@ func (o LoadOptions) lines() []string {
 
 func loadCallID(i int) string { return "load-" + strconv.Itoa(i) }
 
+// loadConn is an audio dialect's call.
+type loadConn interface {
+	callsim.Conn
+	callsim.Voice
+	callsim.Pacer
+}
+
 // loadCall streams one call: start, an utterance every SayEvery (see
 // LoadOptions.Fidelity), stop. It counts the agent utterances the caller
 // heard and lists what it said.
 func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, int, []string, error) {
+	tr := o.Transport
+	if pc, ok := tr.(callsim.PerCall); ok {
+		tr = pc.ForCall(callsim.CallSetup{ID: id})
+	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := o.Transport.Dial(dctx, o.Agent)
+	conn, err := tr.Dial(dctx, o.Agent)
 	cancel()
 	if err != nil {
 		return callsim.Lateness{}, 0, nil, err
 	}
-	c := conn.(*twilio.Conn)
+	c, ok := conn.(loadConn)
+	if !ok {
+		_ = conn.Close()
+		return callsim.Lateness{}, 0, nil, fmt.Errorf("load: %T is not an audio call", conn)
+	}
 	defer c.Close()
 	utts := 0
 	done := make(chan struct{})

@@ -178,17 +178,18 @@ func TestLoadFidelityNeedsAgent(t *testing.T) {
 
 func TestEarStatsURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"ws://127.0.0.1:8081/":         "http://127.0.0.1:8081/stats/ear",
-		"ws://127.0.0.1:8081":          "http://127.0.0.1:8081/stats/ear",
-		"wss://agent.example/call?x=1": "https://agent.example/stats/ear",
-		"ws://u:p@[::1]:9/twilio#f":    "http://[::1]:9/stats/ear",
+		"ws://127.0.0.1:8081/":            "http://127.0.0.1:8081/stats/ear",
+		"ws://127.0.0.1:8081":             "http://127.0.0.1:8081/stats/ear",
+		"wss://agent.example/call?x=1":    "https://agent.example/stats/ear",
+		"ws://u:p@[::1]:9/twilio#f":       "http://[::1]:9/stats/ear",
+		"http://127.0.0.1:8081/api/offer": "http://127.0.0.1:8081/stats/ear", // a WebRTC agent's signaling URL
 	} {
 		got, err := earStatsURL(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
-	for _, bad := range []string{"http://127.0.0.1:8081/", "ws:///x", "::"} {
+	for _, bad := range []string{"ftp://127.0.0.1:8081/", "ws:///x", "::"} {
 		_, err := earStatsURL(bad)
 		assert.Error(t, err, bad)
 	}

@@ -21,6 +21,7 @@ import (
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
+                     [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
                      [--speech-cache DIR] [--voice ENGINE/VOICE] [--json]
 
 Measures how many real-time audio calls this machine's harness sustains:
@@ -30,7 +31,9 @@ late the caller's frames went out (the median call's p50, the worst call's
 p99, the worst frame), the calls that fell more than a frame behind, and
 CPU and memory per call. Without --agent it starts a minimal bot (it plays
 a second of tone back for every two seconds it hears) in a separate
-process.
+process. --transport webrtc places the calls over WebRTC instead (needs
+--agent: a WebRTC agent's signaling URL, such as
+callproof agent careful --transport webrtc at http://HOST:PORT/api/offer).
 
 --fidelity (with --agent, a reference agent in audio mode) checks that
 the agent heard every utterance of every call as exactly one utterance,
@@ -57,8 +60,23 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	voice := c.String("voice", "", "the caller's voice (default "+audioDefaultVoice()+")")
 	cache := c.String("speech-cache", "", "speech cache, shared with the agent for --fidelity (default "+harness.DefaultSpeechCache()+")")
 	fidelity := c.Bool("fidelity", false, "check the reference agent's own ear counts: every utterance heard once (needs --agent)")
+	af := audioFlags{}
+	c.StringVar(&af.transport, "transport", transportTwilio, "audio dialect: twilio or webrtc")
+	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (the default) or whip")
+	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
+	}
+	if err := af.check(1); err != nil || af.transport == transportNative {
+		if err == nil {
+			err = fmt.Errorf("--transport %s: load places audio calls (twilio or webrtc)", af.transport)
+		}
+		fmt.Fprintf(stderr, "callproof load: %v\n", err)
+		return exitUsage
+	}
+	if af.transport == transportWebRTC && *agent == "" {
+		fmt.Fprintln(stderr, "callproof load: --transport webrtc needs --agent (callproof agent careful --transport webrtc)")
+		return exitUsage
 	}
 	if *calls < 1 || *dur <= 0 {
 		fmt.Fprintln(stderr, "callproof load: --calls and --duration must be positive")
@@ -79,16 +97,29 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		}
 		defer func() { _ = bot.Process.Kill(); _ = bot.Wait() }()
 		url = u
-	} else if err := checkAgent(url); err != nil {
+	} else if err := checkAgentFor(af.transport, url); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
 	}
-	tr, err := harness.TwilioTransport(harness.AudioOptions{SpeechCache: *cache, Voice: *voice})
-	if err != nil {
-		fmt.Fprintf(stderr, "callproof load: %v\n", err)
-		return exitBroken
+	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity}
+	ao := harness.AudioOptions{SpeechCache: *cache, Voice: *voice}
+	if af.transport == transportWebRTC {
+		tr, err := harness.WebRTCTransport(ao, harness.WebRTCOptions{Signaling: af.signaling, Trickle: af.trickle})
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: %v\n", err)
+			return exitBroken
+		}
+		opts.Transport, opts.Speech = tr, tr.Speech
+	} else {
+		tr, err := harness.TwilioTransport(ao)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: %v\n", err)
+			return exitBroken
+		}
+		opts.Transport, opts.Speech = tr, tr.Speech
 	}
 	var ear *earClient
+	var err error
 	base := 0
 	if *fidelity {
 		// Read the agent's count of calls first: an agent that has served
@@ -97,11 +128,11 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 			base, err = ear.filed(ctx)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "callproof load: --fidelity: %v (is the agent `callproof agent careful|naive --transport twilio`?)\n", err)
+			fmt.Fprintf(stderr, "callproof load: --fidelity: %v (is the agent `callproof agent careful|naive --transport twilio|webrtc`?)\n", err)
 			return exitBroken
 		}
 	}
-	res, err := harness.RunLoad(ctx, harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Transport: tr, Fidelity: *fidelity})
+	res, err := harness.RunLoad(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitBroken
@@ -185,12 +216,12 @@ func earStatsURL(agentURL string) (string, error) {
 		return "", err
 	}
 	switch u.Scheme {
-	case "ws":
+	case "ws", "http":
 		u.Scheme = "http"
-	case "wss":
+	case "wss", "https":
 		u.Scheme = "https"
 	default:
-		return "", fmt.Errorf("agent URL %q: want ws:// or wss://", agentURL)
+		return "", fmt.Errorf("agent URL %q: want ws://, wss://, http:// or https://", agentURL)
 	}
 	if u.Host == "" {
 		return "", fmt.Errorf("agent URL %q has no host", agentURL)
