@@ -14,7 +14,9 @@ import (
 
 // Server is one reference agent as an http.Handler: a request to any path
 // is upgraded to a WebSocket and runs one call, except, in audio mode, a
-// plain GET of EarStatsPath (the ear's counts, EarReport).
+// plain GET of EarStatsPath (the ear's counts, EarReport). In WebRTC mode
+// (AudioConfig.Wire WireWebRTC) there is no WebSocket: calls are offered at
+// OfferPath (SmallWebRTC) or WHIPPath (WHIP).
 type Server struct {
 	cfg      Config
 	client   *http.Client
@@ -31,6 +33,8 @@ type Server struct {
 	// not be set up.
 	audio    *audioSide
 	audioErr error
+	// WebRTC mode: the pion API and the calls in progress.
+	rtc *rtcSide
 }
 
 // NewServer returns an agent that serves calls until Close.
@@ -55,6 +59,11 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Audio != nil {
 		s.audio, s.audioErr = newAudioSide(*cfg.Audio)
+		if s.audio != nil && s.audio.cfg.Wire == WireWebRTC {
+			if s.rtc, s.audioErr = newRTCSide(); s.audioErr != nil {
+				s.audio = nil
+			}
+		}
 		if s.audio != nil {
 			// Warm up off the call path: index the speech cache and
 			// synthesize the greeting.
@@ -85,7 +94,8 @@ func (s *Server) EarStats() []EarStats {
 // Config returns the agent's configuration (with defaults filled in).
 func (s *Server) Config() Config { return s.cfg }
 
-// ServeHTTP upgrades the request and runs the call until it ends.
+// ServeHTTP upgrades the request and runs the call until it ends (in
+// WebRTC mode, it answers signaling requests).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -105,11 +115,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, s.audioErr.Error(), http.StatusInternalServerError)
 		return
 	}
+	if s.rtc != nil {
+		s.serveRTC(w, r)
+		return
+	}
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
-	var tw *twilioCall
+	var tw wire // nil: native text
 	if s.audio != nil {
 		tw = newTwilioCall(s.audio, s.cfg.Clock)
 	}
@@ -117,6 +131,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close ends every call in progress and waits for them. Safe to call twice.
+// Later requests are refused (503).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -131,7 +146,9 @@ func (s *Server) Close() error {
 
 // Running is an agent listening on a TCP address.
 type Running struct {
-	URL string // ws://host:port/
+	// URL is where the harness calls: ws://host:port/, or in WebRTC mode
+	// http://host:port/api/offer (OfferPath; WHIP at WHIPPath).
+	URL string
 
 	agent *Server
 	http  *http.Server
@@ -151,6 +168,11 @@ func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 		if err != nil {
 			return nil, err
 		}
+		if a.cfg.Wire == WireWebRTC {
+			if _, err := newRTCSide(); err != nil {
+				return nil, err
+			}
+		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err = a.voice.Speech(wctx, greeting)
 		cancel()
@@ -164,8 +186,12 @@ func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 		return nil, err
 	}
 	agent := NewServer(cfg)
+	url := "ws://" + ln.Addr().String() + "/"
+	if agent.rtc != nil {
+		url = "http://" + ln.Addr().String() + OfferPath
+	}
 	r := &Running{
-		URL:   "ws://" + ln.Addr().String() + "/",
+		URL:   url,
 		agent: agent,
 		http:  &http.Server{Handler: agent, ReadHeaderTimeout: 5 * time.Second},
 		serve: make(chan error, 1),

@@ -53,19 +53,61 @@ const (
 type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	// ws is the call's WebSocket (native text and Twilio wires); nil over
+	// WebRTC.
 	ws     *websocket.Conn
 	inbox  chan any
-	outbox chan any // native.Message in text mode, Twilio frames in audio mode
+	outbox chan any // the wire's frames: native.Message in text mode
 	jobs   sync.WaitGroup
 	eng    *engine
-	// tw adapts the call to Twilio Media Streams (audio mode); nil in
-	// text mode.
-	tw    *twilioCall
+	// tw is the call's wire (named for the first one, Twilio): textWire
+	// for the native protocol, *twilioCall, *rtcCall.
+	tw    wire
 	ended atomic.Bool // the engine has stopped
 }
 
-// runSession runs one call; tw is nil for the native protocol (text mode).
-func runSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn, tw *twilioCall) {
+// wire is what a session needs of its connection. The engine speaks native
+// messages; a wire carries them in its own form.
+type wire interface {
+	// read is the reader goroutine: what arrives goes to the engine
+	// (s.post); closedEvent when the connection is gone.
+	read(s *session)
+	// write is the writer goroutine: it drains s.outbox until it closes.
+	write(s *session)
+	// frames turns one engine message into what goes to the writer (none
+	// when the wire has no form for it).
+	frames(m native.Message) []any
+	// speak turns an utterance's text into audio on the wire and returns
+	// its length; 0 when the wire has no audio (the engine then times
+	// words itself).
+	speak(s *session, id, text string) time.Duration
+	// close tears the connection down so the reader returns; called once
+	// the writer is done.
+	close(s *session)
+	// finish runs after the reader has returned.
+	finish()
+}
+
+// textWire is the native protocol: JSON text frames over s.ws.
+type textWire struct{}
+
+func (textWire) read(s *session)                              { s.read() }
+func (textWire) write(s *session)                             { s.write() }
+func (textWire) frames(m native.Message) []any                { return []any{m} }
+func (textWire) speak(*session, string, string) time.Duration { return 0 }
+func (textWire) close(s *session)                             { _ = s.ws.Close() }
+func (textWire) finish()                                      {}
+
+// runSession runs one call over ws; tw nil is the native protocol.
+func runSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn, tw wire) {
+	if tw == nil {
+		tw = textWire{}
+	}
+	newSession(parent, cfg, client, ws, tw).run()
+}
+
+// newSession makes a call's session; nothing runs until run.
+func newSession(parent context.Context, cfg Config, client *http.Client, ws *websocket.Conn, tw wire) *session {
 	ctx, cancel := context.WithCancel(parent)
 	s := &session{
 		ctx:    ctx,
@@ -76,28 +118,27 @@ func runSession(parent context.Context, cfg Config, client *http.Client, ws *web
 		tw:     tw,
 	}
 	s.eng = newEngine(cfg, client, s)
+	return s
+}
 
+// run runs the call until it ends and everything it started but the tool
+// worker is over; then it waits for the worker (each of its requests is
+// bounded by the tool timeout).
+func (s *session) run() {
 	readerDone := make(chan struct{})
 	writerDone := make(chan struct{})
-	if tw != nil {
-		go func() { defer close(readerDone); tw.read(s) }()
-		go func() { defer close(writerDone); tw.write(s) }()
-	} else {
-		go func() { defer close(readerDone); s.read() }()
-		go func() { defer close(writerDone); s.write() }()
-	}
+	go func() { defer close(readerDone); s.tw.read(s) }()
+	go func() { defer close(writerDone); s.tw.write(s) }()
 
 	s.loop()
 	s.eng.stopTimers()
 	s.ended.Store(true)
 	close(s.outbox) // the engine was the only sender; the writer drains it
 	<-writerDone
-	cancel() // cancels the worker's requests and unblocks the reader's posts
-	_ = ws.Close()
+	s.cancel() // cancels the worker's requests and unblocks the reader's posts
+	s.tw.close(s)
 	<-readerDone
-	if tw != nil {
-		tw.finish()
-	}
+	s.tw.finish()
 	s.jobs.Wait()
 }
 
@@ -109,16 +150,12 @@ func (s *session) post(ev any) {
 	}
 }
 
-// send queues one engine message for the writer (in audio mode, its
-// Twilio form, if it has one).
+// send queues one engine message for the writer, in the wire's form (in
+// text mode, as it is).
 func (s *session) send(m native.Message) {
-	if s.tw != nil {
-		for _, f := range s.tw.frames(m) {
-			s.queue(f)
-		}
-		return
+	for _, f := range s.tw.frames(m) {
+		s.queue(f)
 	}
-	s.queue(m)
 }
 
 // queue queues a frame as it is for the writer.
@@ -132,9 +169,6 @@ func (s *session) queue(f any) {
 // speak plays an utterance's text as audio (audio mode) and returns its
 // length; text mode has no audio and returns 0.
 func (s *session) speak(id, text string) time.Duration {
-	if s.tw == nil {
-		return 0
-	}
 	return s.tw.speak(s, id, text)
 }
 

@@ -82,9 +82,20 @@ const (
 	DefaultGap = audio.DefaultHangoverFrames*audio.FrameDuration + 200*time.Millisecond
 )
 
-// AudioConfig puts an agent in audio mode (Twilio Media Streams). The zero
-// durations take the defaults.
+// The audio wires an agent answers (AudioConfig.Wire).
+const (
+	// WireTwilio is Twilio Media Streams over a WebSocket the harness
+	// dials (this file); the empty Wire means it too.
+	WireTwilio = "twilio"
+	// WireWebRTC is a WebRTC call the harness offers (webrtc.go).
+	WireWebRTC = "webrtc"
+)
+
+// AudioConfig puts an agent in audio mode (Twilio Media Streams, or WebRTC
+// with Wire). The zero durations take the defaults.
 type AudioConfig struct {
+	// Wire is WireTwilio (also when empty) or WireWebRTC.
+	Wire string
 	// NoTranscript stops the agent sending its own words after each
 	// utterance (callproof's transcript extension to the dialect), so the
 	// harness must recognize its audio.
@@ -110,9 +121,11 @@ type AudioConfig struct {
 	// RescanEvery bounds how often the ear lists the cache for new
 	// files; zero: DefaultRescanEvery.
 	RescanEvery time.Duration
-	Chunk       time.Duration // media chunk length
-	DTMFGap     time.Duration // pause that ends a key sequence without "#"
-	HangupWait  time.Duration // bound on waiting for the last mark, past the audio's end
+	Chunk       time.Duration // media chunk length (Twilio)
+	DTMFGap     time.Duration // pause that ends a key sequence without "#" (Twilio)
+	// HangupWait bounds a hang-up's wait past the audio's end: for the
+	// last mark (Twilio), for the caller to close (WebRTC).
+	HangupWait time.Duration
 	// Gap is the least silence between two utterances spoken back to
 	// back (0: DefaultGap; negative: none).
 	Gap time.Duration
@@ -125,6 +138,9 @@ type AudioConfig struct {
 }
 
 func (a AudioConfig) withDefaults() AudioConfig {
+	if a.Wire == "" {
+		a.Wire = WireTwilio
+	}
 	if a.Voice == "" {
 		a.Voice = DefaultAgentVoice
 	}
@@ -190,6 +206,9 @@ type audioSide struct {
 
 func newAudioSide(cfg AudioConfig) (*audioSide, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Wire != WireTwilio && cfg.Wire != WireWebRTC {
+		return nil, fmt.Errorf("agents: audio wire %q: want %q or %q", cfg.Wire, WireTwilio, WireWebRTC)
+	}
 	if cfg.SpeechCache == "" {
 		return nil, fmt.Errorf("agents: audio mode needs the speech cache directory")
 	}
@@ -481,14 +500,8 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 	pcm = trimQuiet(pcm)
 	lead, trail := quietEdges(pcm)
 	tc.mu.Lock()
-	now := time.Now()
-	if tc.cfg.Gap > 0 && tc.sent > 0 && now.Sub(tc.playEnd) < tc.cfg.Gap {
-		// Right after another utterance: leave the gap between them
-		// (counting the quiet at the end of the one and the start of
-		// this one), so a listener hears two utterances, not one.
-		if pad := tc.cfg.Gap - tc.trail - lead - max(now.Sub(tc.playEnd), 0); pad > 0 {
-			pcm = append(make(audio.PCM, audio.Samples(pad)), pcm...)
-		}
+	if tc.sent > 0 {
+		pcm = gapPad(pcm, tc.cfg.Gap, tc.playEnd, tc.trail, lead, time.Now())
 	}
 	tc.trail = trail
 	tc.mu.Unlock()
@@ -508,13 +521,28 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 	d := pcm.Duration()
 	tc.mu.Lock()
 	tc.sent++
-	now = time.Now()
+	now := time.Now()
 	if tc.playEnd.Before(now) {
 		tc.playEnd = now
 	}
 	tc.playEnd = tc.playEnd.Add(d)
 	tc.mu.Unlock()
 	return d
+}
+
+// gapPad puts silence before pcm (whose audible part starts lead into it)
+// when it follows, at now, an utterance whose audio ends at prevEnd with
+// prevTrail of quiet: right after another utterance, it leaves gap
+// between them (counting the quiet at the end of the one and the start of
+// this one), so a listener hears two utterances, not one.
+func gapPad(pcm audio.PCM, gap time.Duration, prevEnd time.Time, prevTrail, lead time.Duration, now time.Time) audio.PCM {
+	if gap <= 0 || now.Sub(prevEnd) >= gap {
+		return pcm
+	}
+	if pad := gap - prevTrail - lead - max(now.Sub(prevEnd), 0); pad > 0 {
+		return append(make(audio.PCM, audio.Samples(pad)), pcm...)
+	}
+	return pcm
 }
 
 // trimQuiet cuts the synthesizer's silence before the first and after the
@@ -606,6 +634,9 @@ func (tc *twilioCall) write(s *session) {
 	}
 }
 
+// close drops the WebSocket, so the reader returns.
+func (tc *twilioCall) close(s *session) { _ = s.ws.Close() }
+
 // finish stops the key timer and files what the ear heard.
 func (tc *twilioCall) finish() {
 	tc.mu.Lock()
@@ -615,13 +646,18 @@ func (tc *twilioCall) finish() {
 	}
 	callID := tc.callID
 	tc.mu.Unlock()
-	st := tc.ear.snapshot()
+	tc.side.file(tc.ear, callID)
+}
+
+// file records and logs what a call's ear heard; the ear is no longer fed.
+func (a *audioSide) file(e *ear, callID string) {
+	st := e.snapshot()
 	st.CallID = callID
-	tc.side.record(st)
+	a.record(st)
 	for _, h := range st.Heard {
-		tc.cfg.logf("call %s: heard %s %q (onset +%v, final +%v after its first and last loud frames; %d/%d frames exact, %d noisy)",
+		a.cfg.logf("call %s: heard %s %q (onset +%v, final +%v after its first and last loud frames; %d/%d frames exact, %d noisy)",
 			callID, h.ID, h.Text, h.OnsetLatency, h.FinalLatency, h.Exact, h.LoudFrames, h.Noisy)
 	}
-	tc.cfg.logf("call %s: heard %d utterances (%d onsets), %d sounds, %d media frames, %d unmatched loud frames; index %d utterances",
+	a.cfg.logf("call %s: heard %d utterances (%d onsets), %d sounds, %d media frames, %d unmatched loud frames; index %d utterances",
 		callID, st.Finals(), st.Onsets, st.Sounds, st.Frames, st.Unmatched, st.Indexed)
 }

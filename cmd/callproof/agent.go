@@ -23,25 +23,28 @@ func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")..
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n" +
-		"                                      [--transport native|twilio] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n\n" +
-		"Serves a reference agent over the native WebSocket protocol, or with\n" +
-		"--transport twilio as a Twilio Media Streams bot (audio; its ear is a\n" +
-		"scripted fake that identifies the caller's utterances in the speech cache,\n" +
-		"so give it the caller's --speech-cache). In audio mode GET /stats/ear on\n" +
-		"the same address returns what its ear heard in each finished call (the\n" +
-		"latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`.\nflaws:"
+		"                                      [--transport native|twilio|webrtc] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n\n" +
+		"Serves a reference agent over the native WebSocket protocol, with\n" +
+		"--transport twilio as a Twilio Media Streams bot, or with --transport\n" +
+		"webrtc as a WebRTC bot that answers offers (SmallWebRTC: POST/PATCH\n" +
+		agents.OfferPath + "; WHIP: POST " + agents.WHIPPath + ", PATCH/DELETE " + agents.WHIPPath + "/ID; loopback only).\n" +
+		"In audio (twilio, webrtc) its ear is a scripted fake that identifies the\n" +
+		"caller's utterances in the speech cache, so give it the caller's\n" +
+		"--speech-cache; GET /stats/ear on the same address returns what its ear\n" +
+		"heard in each finished call (the latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`\n" +
+		"(twilio).\nflaws:"
 	for _, f := range agents.AllFlaws() {
 		head += " " + string(f)
 	}
 	c := newCLI("agent", head+"\n", stdout, stderr)
-	listen := c.String("listen", "127.0.0.1:8080", "address to serve the agent's WebSocket on")
+	listen := c.String("listen", "127.0.0.1:8080", "address to serve the agent on")
 	var with, without flawList
 	c.Var(&with, "with", "switch a flaw on (repeatable)")
 	c.Var(&without, "without", "switch a flaw off (repeatable)")
-	transport := c.String("transport", "native", "wire protocol: native (JSON text) or twilio (Twilio Media Streams audio)")
-	speechCache := c.String("speech-cache", "", "twilio: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
-	voice := c.String("voice", "", "twilio: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
-	noTranscript := c.Bool("no-transcript", false, "twilio: do not send the agent's own words after each utterance (the harness then recognizes its audio)")
+	transport := c.String("transport", "native", "wire protocol: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (WebRTC audio)")
+	speechCache := c.String("speech-cache", "", "twilio, webrtc: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
+	voice := c.String("voice", "", "twilio, webrtc: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
+	noTranscript := c.Bool("no-transcript", false, "twilio, webrtc: do not send the agent's own words after each utterance (the harness then recognizes its audio)")
 	if wantsHelp(args) {
 		return c.help()
 	}
@@ -85,10 +88,10 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	switch *transport {
 	case "native":
 		if *speechCache != "" || *voice != "" || *noTranscript {
-			fmt.Fprintln(stderr, "callproof agent: --speech-cache, --voice and --no-transcript are for audio: add --transport twilio")
+			fmt.Fprintln(stderr, "callproof agent: --speech-cache, --voice and --no-transcript are for audio: add --transport twilio or webrtc")
 			return exitUsage
 		}
-	case "twilio":
+	case "twilio", "webrtc":
 		dir := *speechCache
 		if dir == "" {
 			dir = agents.DefaultSpeechCache()
@@ -100,8 +103,12 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agent %s: "+format+"\n", append([]any{name}, a...)...)
 		}}
 		mode = " (Twilio Media Streams, audio; speech cache " + dir + ")"
+		if *transport == "webrtc" {
+			cfg.Audio.Wire = agents.WireWebRTC
+			mode = "" // said once listening: it names the WHIP URL
+		}
 	default:
-		fmt.Fprintf(stderr, "callproof agent: --transport %q: want native or twilio\n", *transport)
+		fmt.Fprintf(stderr, "callproof agent: --transport %q: want native, twilio or webrtc\n", *transport)
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -111,8 +118,12 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof agent: %v\n", err)
 		return exitUsage
 	}
+	if cfg.Audio != nil && cfg.Audio.Wire == agents.WireWebRTC {
+		mode = " (WebRTC, audio: SmallWebRTC offers here, WHIP offers at " +
+			strings.TrimSuffix(running.URL, agents.OfferPath) + agents.WHIPPath + "; speech cache " + cfg.Audio.SpeechCache + ")"
+	}
 	if cfg.Audio != nil {
-		if u, err := earStatsURL(running.URL); err == nil {
+		if u, err := agentEarStatsURL(running.URL); err == nil {
 			mode = strings.TrimSuffix(mode, ")") + "; ear counts at " + u + ")"
 		}
 	}
@@ -120,6 +131,16 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	running.Close()
 	return exitOK
+}
+
+// agentEarStatsURL is where a reference agent served at agentURL (ws:// or,
+// in WebRTC mode, http://HOST:PORT/api/offer) answers GET /stats/ear.
+func agentEarStatsURL(agentURL string) (string, error) {
+	if rest, ok := strings.CutPrefix(agentURL, "http://"); ok {
+		host, _, _ := strings.Cut(rest, "/")
+		return "http://" + host + agents.EarStatsPath, nil
+	}
+	return earStatsURL(agentURL)
 }
 
 // cmdAgentHostile serves a misbehaving test agent (hidden: for measuring
