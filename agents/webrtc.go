@@ -529,7 +529,7 @@ func (p *rtcPlayer) cut() {
 
 // transcriptLocked sends the first n words of u as its transcript (under
 // p.mu, so a cut never comes between an utterance's last packet and its
-// transcript).
+// transcript, and sends one transcript per utterance).
 func (p *rtcPlayer) transcriptLocked(u *rtcUtterance, n int) {
 	if p.c.cfg.NoTranscript {
 		return
@@ -568,11 +568,6 @@ func (p *rtcPlayer) run(s *session) {
 			p.mu.Unlock()
 			return
 		}
-		if p.cur != nil && p.off == len(p.cur.frames) {
-			// The last packet went out a frame ago: the words follow.
-			p.transcriptLocked(p.cur, len(p.cur.words))
-			p.cur = nil
-		}
 		if p.cur == nil && len(p.queue) > 0 {
 			p.cur, p.queue, p.off = p.queue[0], p.queue[1:], 0
 		}
@@ -599,6 +594,12 @@ func (p *rtcPlayer) run(s *session) {
 		}
 		err := p.c.track.WriteSample(media.Sample{Data: p.cur.frames[p.off], Duration: audio.FrameDuration})
 		p.off++
+		if p.off == len(p.cur.frames) {
+			// The last packet is out: the words follow at once, so the
+			// caller has them when the utterance ends.
+			p.transcriptLocked(p.cur, len(p.cur.words))
+			p.cur = nil
+		}
 		p.mu.Unlock()
 		if err != nil {
 			p.c.sendFailed(err)

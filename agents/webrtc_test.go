@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/audiocall"
+	callwebrtc "github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/internal/rtcpeer"
 	"github.com/callproof/callproof/protocol/native"
 )
@@ -665,4 +667,84 @@ func TestWebRTCConfig(t *testing.T) {
 	_, err := Start(context.Background(), cfg, "127.0.0.1:0")
 	assert.ErrorContains(t, err, "carrier-pigeon")
 	assert.Equal(t, WireTwilio, AudioConfig{}.withDefaults().Wire)
+}
+
+// The harness's own WebRTC caller (callsim/webrtc) against the agent, over
+// each signaling: it hears the greeting as an utterance with the agent's
+// words, talks over it (the agent clears), and its request is acted on.
+func TestWebRTCWithHarnessCaller(t *testing.T) {
+	t.Parallel() // real time
+	for _, tc := range []struct {
+		signaling string
+		trickle   bool
+	}{{callwebrtc.SignalingSmallWebRTC, false}, {callwebrtc.SignalingWHIP, true}} {
+		t.Run(tc.signaling, func(t *testing.T) {
+			t.Parallel()
+			b := newFakeBackend(t, nil)
+			dir := speechFixture(t)
+			r := startAgent(t, rtcAgentConfig(t, Careful(), dir))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			tr := &callwebrtc.Transport{Config: audiocall.Config{Speech: callerCache(dir)}, Signaling: tc.signaling, Trickle: tc.trickle, CallID: "interop"}
+			url := r.URL
+			if tc.signaling == callwebrtc.SignalingWHIP {
+				url = baseURL(r) + WHIPPath
+			}
+			conn, err := tr.Dial(ctx, url)
+			require.NoError(t, err)
+			defer conn.Close()
+			in := make(chan native.Message, 256)
+			go func() {
+				defer close(in)
+				for {
+					f, err := conn.Recv(ctx)
+					if err != nil {
+						return
+					}
+					in <- f.Message
+				}
+			}()
+			wait := func(what string, match func(native.Message) bool) native.Message {
+				t.Helper()
+				for {
+					select {
+					case m, ok := <-in:
+						require.True(t, ok, "the call ended while waiting for %s", what)
+						if match(m) {
+							return m
+						}
+					case <-time.After(20 * time.Second):
+						t.Fatalf("timed out waiting for %s", what)
+					}
+				}
+			}
+			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventStart, Start: &native.Start{
+				CallID: "interop", TimeScale: 1, Tools: native.Tools{BaseURL: b.srv.URL, Token: "tok", Catalog: defaultCatalog()}}}))
+			// The words come with the end, or just after it (the transcript
+			// follows the last packet).
+			greet := wait("the greeting's words", func(m native.Message) bool {
+				return m.Event == native.EventAgentSpeech && m.AgentSpeech.Phase != native.PhaseStart && m.AgentSpeech.Text != ""
+			})
+			assert.Equal(t, "a1", greet.AgentSpeech.ID)
+			assert.Equal(t, greeting, greet.AgentSpeech.Text, "the agent's own words")
+
+			call := conn.(*callwebrtc.Conn)
+			_, err = call.PrepareSpeech(ctx, "u1", reqDec3)
+			require.NoError(t, err)
+			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
+			wait("the read-back", isSpeech(native.PhaseStart))
+			// Talk over the read-back: the agent clears.
+			_, err = call.PrepareSpeech(ctx, "u2", "Wait, stop, don't change anything.")
+			require.NoError(t, err)
+			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u2", Phase: native.PhaseOnset}}))
+			wait("clear", func(m native.Message) bool { return m.Event == native.EventClear })
+			waitRequest(t, b, "update_order", 20*time.Second)
+			time.Sleep(3 * time.Second) // the second utterance is heard to its end
+			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: "caller hung up"}}))
+			require.NoError(t, conn.Close())
+			st := earStats(t, r)
+			assert.Equal(t, "interop", st.CallID)
+			assert.Equal(t, []string{reqDec3, "Wait, stop, don't change anything."}, st.Texts())
+		})
+	}
 }

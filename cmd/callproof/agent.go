@@ -31,8 +31,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		"In audio (twilio, webrtc) its ear is a scripted fake that identifies the\n" +
 		"caller's utterances in the speech cache, so give it the caller's\n" +
 		"--speech-cache; GET /stats/ear on the same address returns what its ear\n" +
-		"heard in each finished call (the latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`\n" +
-		"(twilio).\nflaws:"
+		"heard in each finished call (the latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`.\nflaws:"
 	for _, f := range agents.AllFlaws() {
 		head += " " + string(f)
 	}
@@ -123,7 +122,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			strings.TrimSuffix(running.URL, agents.OfferPath) + agents.WHIPPath + "; speech cache " + cfg.Audio.SpeechCache + ")"
 	}
 	if cfg.Audio != nil {
-		if u, err := agentEarStatsURL(running.URL); err == nil {
+		if u, err := earStatsURL(running.URL); err == nil {
 			mode = strings.TrimSuffix(mode, ")") + "; ear counts at " + u + ")"
 		}
 	}
@@ -131,16 +130,6 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	running.Close()
 	return exitOK
-}
-
-// agentEarStatsURL is where a reference agent served at agentURL (ws:// or,
-// in WebRTC mode, http://HOST:PORT/api/offer) answers GET /stats/ear.
-func agentEarStatsURL(agentURL string) (string, error) {
-	if rest, ok := strings.CutPrefix(agentURL, "http://"); ok {
-		host, _, _ := strings.Cut(rest, "/")
-		return "http://" + host + agents.EarStatsPath, nil
-	}
-	return earStatsURL(agentURL)
 }
 
 // cmdAgentHostile serves a misbehaving test agent (hidden: for measuring
