@@ -104,8 +104,8 @@ type Config struct {
 	MaxPolls     int
 
 	// Audio, when set, serves the agent in audio mode: a Twilio Media
-	// Streams bot (twilio.go) instead of the native protocol. nil: text
-	// mode.
+	// Streams bot (twilio.go), or with Audio.Wire WireWebRTC a WebRTC bot
+	// (webrtc.go), instead of the native protocol. nil: text mode.
 	Audio *AudioConfig
 }
 

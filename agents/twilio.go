@@ -85,7 +85,7 @@ const (
 // The audio wires an agent answers (AudioConfig.Wire).
 const (
 	// WireTwilio is Twilio Media Streams over a WebSocket the harness
-	// dials (this file); the empty Wire means it too.
+	// dials (twilio.go); the empty Wire means it too.
 	WireTwilio = "twilio"
 	// WireWebRTC is a WebRTC call the harness offers (webrtc.go).
 	WireWebRTC = "webrtc"
