@@ -15,12 +15,15 @@ demo:
 # (testkit/bookings, never the reference agents) and demands 100 %
 # agreement with the hand labels and no false pass (docs/SCORING.md).
 # The tools the audio tests use, installed where missing: Debian's flite,
-# espeak-ng and pocketsphinx (scripts/install-speech.sh) and the pinned
-# npm packages of the third-party agent (scripts/install-node-agents.sh).
+# espeak-ng and pocketsphinx (scripts/install-speech.sh), the pinned
+# npm packages of the third-party agent (scripts/install-node-agents.sh),
+# chromium for the HTML report's browser test (scripts/install-browser.sh)
+# and janus for the WebRTC interop test (scripts/install-janus.sh).
 deps:
 	./scripts/install-speech.sh
 	./scripts/install-node-agents.sh
 	./scripts/install-browser.sh
+	./scripts/install-janus.sh
 
 test: deps
 	$(GO) vet ./...

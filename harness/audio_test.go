@@ -34,13 +34,27 @@ const audioConcurrency = 6
 // behind) are placed again, fewer at once, as `run --resume` would.
 func audioSuite(t *testing.T, cfg agents.Config, cases []*scenarios.Compiled, record string) []harness.CallResult {
 	t.Helper()
+	return audioSuiteOver(t, agents.WireTwilio, cfg, cases, record)
+}
+
+// audioSuiteOver is audioSuite over an audio wire: agents.WireTwilio or
+// agents.WireWebRTC.
+func audioSuiteOver(t *testing.T, wire string, cfg agents.Config, cases []*scenarios.Compiled, record string) []harness.CallResult {
+	t.Helper()
 	cache := audioCache(t)
-	cfg.Audio = &agents.AudioConfig{SpeechCache: cache}
+	cfg.Audio = &agents.AudioConfig{SpeechCache: cache, Wire: wire}
 	url := liveAgent(t, cfg)
 	env := liveEnv(t)
-	tr, err := harness.TwilioTransport(harness.AudioOptions{SpeechCache: cache, RecordDir: record, Hearing: harness.DefaultHearing()})
-	require.NoError(t, err)
-	env.Transport, env.TransportName = tr, "twilio"
+	o := harness.AudioOptions{SpeechCache: cache, RecordDir: record, Hearing: harness.DefaultHearing()}
+	if wire == agents.WireWebRTC {
+		tr, err := harness.WebRTCTransport(o, harness.WebRTCOptions{})
+		require.NoError(t, err)
+		env.Transport, env.TransportName = tr, "webrtc"
+	} else {
+		tr, err := harness.TwilioTransport(o)
+		require.NoError(t, err)
+		env.Transport, env.TransportName = tr, "twilio"
+	}
 	out := make([]harness.CallResult, len(cases))
 	todo := cases
 	idx := map[string]int{}
@@ -95,35 +109,66 @@ func TestAudioCoreMatchesText(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time audio suite")
 	}
+	audioMatchesText(t, agents.WireTwilio, agents.Careful())
+}
+
+// The core suite over WebRTC (SmallWebRTC signaling, pion at both ends on
+// loopback) gives every call the verdicts it gets over the WebSocket:
+// careful's are the text protocol's; naive's, whose races play out in
+// real time, are those of the same audio over Twilio Media Streams.
+func TestWebRTCCoreMatchesWebSocket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time audio suite")
+	}
+	t.Run("careful", func(t *testing.T) { audioMatchesText(t, agents.WireWebRTC, agents.Careful()) })
+	t.Run("naive", func(t *testing.T) {
+		cases, _ := liveCore(t)
+		cfg := agents.Naive()
+		twilio := audioSuiteOver(t, agents.WireTwilio, cfg, cases, "")
+		audioMatches(t, agents.WireWebRTC, cfg, cases, "twilio", twilio)
+	})
+}
+
+// audioMatchesText places core against cfg over wire and in text mode
+// and requires the same verdicts call by call.
+func audioMatchesText(t *testing.T, wire string, cfg agents.Config) {
 	cases, _ := liveCore(t)
-	text := liveSuite(t, liveEnv(t), agents.Careful(), cases, liveFastScale, 30)
-	audio := audioSuite(t, agents.Careful(), cases, "")
+	text := liveSuite(t, liveEnv(t), cfg, cases, liveFastScale, 30)
+	audioMatches(t, wire, cfg, cases, "text", text.Results)
+}
+
+// audioMatches places cases against cfg over wire and requires the
+// verdicts of ref (placed as refName) call by call. A call that differs is
+// logged with both timelines and placed once more: it fails only if it
+// differs again.
+func audioMatches(t *testing.T, wire string, cfg agents.Config, cases []*scenarios.Compiled, refName string, ref []harness.CallResult) {
+	audio := audioSuiteOver(t, wire, cfg, cases, "")
 	differs := func(i int, c harness.CallResult) bool {
-		want := text.Results[i].Score
+		want := ref[i].Score
 		return liveVector(want) != liveVector(c.Score) || want.Primary != c.Score.Primary
 	}
 	var again []*scenarios.Compiled
 	var at []int
 	for i, c := range audio {
 		if differs(i, c) {
-			t.Logf("%s: audio verdicts %s differ from text %s on the first placing; placing it again", c.Score.Scenario, liveVector(c.Score), liveVector(text.Results[i].Score))
-			logTimeline(t, "audio", c)
-			logTimeline(t, "text", text.Results[i])
+			t.Logf("%s: %s verdicts %s differ from %s %s on the first placing; placing it again", c.Score.Scenario, wire, liveVector(c.Score), refName, liveVector(ref[i].Score))
+			logTimeline(t, wire, c)
+			logTimeline(t, refName, ref[i])
 			again, at = append(again, cases[i]), append(at, i)
 		}
 	}
 	if len(again) > 0 {
-		for k, c := range audioSuite(t, agents.Careful(), again, "") {
+		for k, c := range audioSuiteOver(t, wire, cfg, again, "") {
 			audio[at[k]] = c
 		}
 	}
 	for i, c := range audio {
-		s, want := c.Score, text.Results[i].Score
+		s, want := c.Score, ref[i].Score
 		require.Equal(t, want.Scenario, s.Scenario)
 		assert.NotEqual(t, trace.OutcomeHarnessError, s.Outcome, "%s: %s", s.Scenario, s.Reason)
-		if !assert.Equal(t, liveVector(want), liveVector(s), "%s: audio verdicts differ from text (%s)", s.Scenario, s.Reason) {
-			logTimeline(t, "audio", c)
-			logTimeline(t, "text", text.Results[i])
+		if !assert.Equal(t, liveVector(want), liveVector(s), "%s: %s verdicts differ from %s (%s)", s.Scenario, wire, refName, s.Reason) {
+			logTimeline(t, wire, c)
+			logTimeline(t, refName, ref[i])
 		}
 		assert.Equal(t, want.Primary, s.Primary, s.Scenario)
 		if d := s.Diag.Audio; assert.NotNil(t, d, s.Scenario) {

@@ -171,6 +171,9 @@ type transcript struct {
 type ending struct {
 	id     string
 	queued int64 // bytes queued when it ended
+	// drop, when the recognizer is hearing it, is set once the agent's
+	// own words came after all: they replace the recognizer's.
+	drop *atomic.Bool
 }
 
 type playing struct {
@@ -434,13 +437,20 @@ const lateWords = time.Second
 // Transcript takes the agent's own words for the audio it queued since
 // its previous transcript. Words that come after their utterance ended
 // without words, before another began and within lateWords of audio,
-// are that utterance's text.
+// are that utterance's text. A transcript without words says nothing and
+// is left out: it would otherwise take the place of the next one.
 func (c *Call) Transcript(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
 	c.mu.Lock()
 	if w := c.wordless; w != nil && !c.speaking && len(c.transcripts) == 0 && c.queued-w.queued <= int64(audio.Samples(lateWords)) {
 		c.wordless = nil
 		c.ownWords = true
 		c.segStart = c.queued
+		if w.drop != nil {
+			w.drop.Store(true)
+		}
 		c.mu.Unlock()
 		c.Emit(speechFrame(native.PhaseText, w.id, strings.Join(strings.Fields(text), " ")))
 		return
@@ -669,9 +679,13 @@ func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
 		// Started once the end is out (startHearing), so the text never
-		// overtakes it.
+		// overtakes it. The agent's own words may still follow the end
+		// (a WebRTC agent sends them after its last packet, and the
+		// detector may end the utterance first): they win.
+		drop := new(atomic.Bool)
 		c.pending.Add(1)
-		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm})
+		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm, drop: drop})
+		c.wordless = &ending{id: id, queued: c.queued, drop: drop}
 	} else {
 		c.wordless = &ending{id: id, queued: c.queued}
 	}
@@ -706,8 +720,9 @@ func (c *Call) ownWordsLocked(cleared bool) (string, bool) {
 }
 
 type heardJob struct {
-	id  string
-	pcm audio.PCM
+	id   string
+	pcm  audio.PCM
+	drop *atomic.Bool
 }
 
 // startHearing starts the transcriptions of the utterances whose end has
@@ -718,11 +733,11 @@ func (c *Call) startHearing() {
 	c.toHear = nil
 	c.mu.Unlock()
 	for _, j := range jobs {
-		go c.hear(j.id, j.pcm)
+		go c.hear(j)
 	}
 }
 
-func (c *Call) hear(id string, pcm audio.PCM) {
+func (c *Call) hear(j heardJob) {
 	defer c.pending.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), orDur(c.cfg.HearTimeout, DefaultHearTimeout))
 	defer cancel()
@@ -733,7 +748,10 @@ func (c *Call) hear(id string, pcm audio.PCM) {
 		case <-ctx.Done():
 		}
 	}()
-	text, uncertain, err := c.cfg.Hearing.Hear(ctx, pcm)
+	text, uncertain, err := c.cfg.Hearing.Hear(ctx, j.pcm)
+	if j.drop.Load() {
+		return // the agent's own words came meanwhile
+	}
 	if err != nil {
 		text, uncertain = "", true
 	}
@@ -742,7 +760,7 @@ func (c *Call) hear(id string, pcm audio.PCM) {
 	} else {
 		text = RecognizedMarker + " " + text
 	}
-	c.Emit(speechFrame(native.PhaseText, id, text))
+	c.Emit(speechFrame(native.PhaseText, j.id, text))
 }
 
 // Flush closes the agent's utterance in progress, waits for every

@@ -181,7 +181,13 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 	}
 	c.setStage("signaling")
-	answer, err := c.sig.Offer(ctx, c.pc.LocalDescription().SDP)
+	// A trickled offer is the bare one, its candidates all to follow; a
+	// full one carries every candidate gathered.
+	sdp := offer.SDP
+	if !c.t.Trickle {
+		sdp = c.pc.LocalDescription().SDP
+	}
+	answer, err := c.sig.Offer(ctx, sdp)
 	if err != nil {
 		return err
 	}
