@@ -52,7 +52,8 @@ import (
 //     shorter utterance is told from a longer one that opens the same way.
 //   - The first hit is the speech onset (barge-in needs it at once); the
 //     final, with the cached text, comes when the best hypothesis's last
-//     loud frame has arrived. A rival with another text that scores as well
+//     word has arrived (its last frame above audio.WordsFloorDBFS, where
+//     the caller's own final is). A rival with another text that scores as well
 //     and ends later is waited for; if the two cannot be told apart (the
 //     words that differ were masked), the final has no text: the ear says
 //     it did not catch it rather than guess. The detector's offset ends an
@@ -94,6 +95,9 @@ type cachedUtt struct {
 	energy    []float64 // per frame, of the decoded samples
 	firstLoud int
 	lastLoud  int
+	// lastWord is the last frame above audio.WordsFloorDBFS (at least
+	// lastLoud): the caller's words end there, and so may its final.
+	lastWord int
 }
 
 type frameRef struct {
@@ -218,10 +222,14 @@ func (x *speechIndex) load(stem string) *cachedUtt {
 			}
 			u.lastLoud = j
 		}
+		if audio.LevelDBFS(audio.DecodeMulaw(f)) > audio.WordsFloorDBFS {
+			u.lastWord = j
+		}
 	}
 	if u.firstLoud < 0 {
 		return nil // all silence: nothing to hear
 	}
+	u.lastWord = max(u.lastWord, u.lastLoud)
 	return u
 }
 
@@ -334,6 +342,10 @@ type hyp struct {
 
 func (h *hyp) end() int { return h.d + h.u.lastLoud }
 
+// wordsEnd is the stream frame of the hypothesis's last word: no final
+// before it, as no caller says its words are over before then.
+func (h *hyp) wordsEnd() int { return h.d + h.u.lastWord }
+
 // score weighs votes against contradictions.
 func (h *hyp) score() int { return h.votes - missWeight*h.misses }
 
@@ -351,7 +363,7 @@ type HeardUtterance struct {
 	// OnsetLatency is from the utterance's first loud frame to the frame
 	// that made the onset (0: the first loud frame itself). Negative never.
 	OnsetLatency time.Duration
-	// FinalLatency is from the utterance's last loud frame to the frame
+	// FinalLatency is from the frame of the utterance's last word to the frame
 	// that made the final (0: that frame itself).
 	FinalLatency time.Duration
 	LoudFrames   int  // loud frames of the cached utterance
@@ -689,7 +701,7 @@ func (e *ear) contradict(n int, ulaw []byte) {
 }
 
 // decide picks the utterance heard: the best-scoring hypothesis once its
-// last loud frame has arrived, unless a rival with another text scores as
+// last word's frame has arrived, unless a rival with another text scores as
 // well and ends later (wait for it), or ends no later (ambiguous: nil).
 // With now (the detector's offset), it decides at once: ambiguous is nil.
 func (e *ear) decide(n int, now bool) (*hyp, bool) {
@@ -698,7 +710,7 @@ func (e *ear) decide(n int, now bool) (*hyp, bool) {
 		return nil, now
 	}
 	best := r[0]
-	if !now && n < best.end() {
+	if !now && n < best.wordsEnd() {
 		return nil, false
 	}
 	for _, h := range r[1:] {
@@ -708,7 +720,7 @@ func (e *ear) decide(n int, now bool) (*hyp, bool) {
 		if h.u.text == best.u.text {
 			continue
 		}
-		if !now && h.end() > n {
+		if !now && h.wordsEnd() > n {
 			return nil, false
 		}
 		return nil, true
@@ -751,7 +763,7 @@ func (e *ear) final(n int, best *hyp, atOffset bool, t0 time.Time) native.Messag
 		}
 		h.Text = u.text
 		h.OnsetLatency = time.Duration(max(e.onsetAt-(best.d+u.firstLoud), 0)) * audio.FrameDuration
-		h.FinalLatency = time.Duration(max(n-best.end(), 0)) * audio.FrameDuration
+		h.FinalLatency = time.Duration(max(n-best.wordsEnd(), 0)) * audio.FrameDuration
 		h.Exact, h.Noisy = best.exact, best.votes-best.exact
 		// A next utterance starts after this one's last loud frame, or
 		// after now if this one was cut short.

@@ -100,6 +100,10 @@ type AudioConfig struct {
 	// utterance (callproof's transcript extension to the dialect), so the
 	// harness must recognize its audio.
 	NoTranscript bool
+	// NoSelfReports stops a WebRTC agent sending its state and tool
+	// intents (and ack) on the data channel, as a Twilio bot cannot: the
+	// harness then judges it by its tool calls and its words alone.
+	NoSelfReports bool
 	// SpeechCache is the directory of the harness's speech cache
 	// (audio.Cache) on this machine: the ear identifies the caller's
 	// utterances in it. Required.

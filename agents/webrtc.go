@@ -356,6 +356,9 @@ func (c *rtcCall) frames(m native.Message) []any {
 	case native.EventHangup, native.EventTransfer:
 		return []any{rtcEnd{m: m}}
 	case native.EventAck, native.EventState, native.EventToolIntent:
+		if c.cfg.NoSelfReports {
+			return nil
+		}
 		return []any{m}
 	}
 	return nil // agent_speech: the audio says it

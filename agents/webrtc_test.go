@@ -528,6 +528,44 @@ func TestWebRTCHangupAfterAudio(t *testing.T) {
 	}
 }
 
+// NoSelfReports keeps state and tool intents off the data channel, as over
+// Twilio; the words and the hangup still go.
+func TestWebRTCNoSelfReports(t *testing.T) {
+	t.Parallel() // real time
+	dir := speechFixture(t)
+	cfg := rtcAgentConfig(t, Careful(), dir)
+	cfg.Audio.NoSelfReports = true
+	cfg.Audio.HangupWait = 200 * time.Millisecond
+	agent := NewServer(cfg)
+	defer agent.Close()
+	c := newRTCCaller(t, "")
+	offer, _ := c.offer(false)
+	call, sess, answer, err := agent.answerCall(context.Background(), offer, "quiet")
+	require.NoError(t, err)
+	c.setAnswer(answer)
+	c.connected()
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); call.write(sess) }()
+	defer func() {
+		close(sess.outbox)
+		<-writerDone
+		sess.cancel()
+		call.close(sess)
+		call.media.Wait()
+	}()
+	require.Greater(t, call.speak(sess, "a1", "Okay."), time.Duration(0))
+	sess.send(native.Message{Event: native.EventState, State: &native.State{Version: 1}})
+	sess.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: "update_order"}})
+	sess.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done"}})
+	var seen []string
+	c.waitFor("hangup", 5*time.Second, func(m map[string]any) bool {
+		ev, _ := m["event"].(string)
+		seen = append(seen, ev)
+		return ev == native.EventHangup
+	})
+	assert.Equal(t, []string{"transcript", native.EventHangup}, seen)
+}
+
 // Bad signaling gets a clear 4xx.
 func TestWebRTCBadSignaling(t *testing.T) {
 	dir := speechFixture(t)

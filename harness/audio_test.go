@@ -34,19 +34,21 @@ const audioConcurrency = 6
 // behind) are placed again, fewer at once, as `run --resume` would.
 func audioSuite(t *testing.T, cfg agents.Config, cases []*scenarios.Compiled, record string) []harness.CallResult {
 	t.Helper()
-	return audioSuiteOver(t, agents.WireTwilio, cfg, cases, record)
+	return audioSuiteOver(t, agents.AudioConfig{Wire: agents.WireTwilio}, cfg, cases, record)
 }
 
-// audioSuiteOver is audioSuite over an audio wire: agents.WireTwilio or
-// agents.WireWebRTC.
-func audioSuiteOver(t *testing.T, wire string, cfg agents.Config, cases []*scenarios.Compiled, record string) []harness.CallResult {
+// audioSuiteOver is audioSuite with the agent in audio mode a (its wire,
+// agents.WireTwilio or agents.WireWebRTC, and options; the speech cache is
+// filled in).
+func audioSuiteOver(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases []*scenarios.Compiled, record string) []harness.CallResult {
 	t.Helper()
 	cache := audioCache(t)
-	cfg.Audio = &agents.AudioConfig{SpeechCache: cache, Wire: wire}
+	a.SpeechCache = cache
+	cfg.Audio = &a
 	url := liveAgent(t, cfg)
 	env := liveEnv(t)
 	o := harness.AudioOptions{SpeechCache: cache, RecordDir: record, Hearing: harness.DefaultHearing()}
-	if wire == agents.WireWebRTC {
+	if a.Wire == agents.WireWebRTC {
 		tr, err := harness.WebRTCTransport(o, harness.WebRTCOptions{})
 		require.NoError(t, err)
 		env.Transport, env.TransportName = tr, "webrtc"
@@ -109,40 +111,45 @@ func TestAudioCoreMatchesText(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time audio suite")
 	}
-	audioMatchesText(t, agents.WireTwilio, agents.Careful())
+	audioMatchesText(t, agents.AudioConfig{Wire: agents.WireTwilio}, agents.Careful())
 }
 
 // The core suite over WebRTC (SmallWebRTC signaling, pion at both ends on
-// loopback) gives every call the verdicts it gets over the WebSocket:
-// careful's are the text protocol's; naive's, whose races play out in
-// real time, are those of the same audio over Twilio Media Streams.
+// loopback) gives every call the verdicts it gets over a WebSocket.
+// careful, with its self-reports on the data channel, gets the text
+// protocol's. naive's races play out on real speech lengths, so its
+// reference is the same audio over Twilio Media Streams, and, as a Twilio
+// bot has no way to send them, it sends no self-reports: the two calls
+// then differ only in their wire.
 func TestWebRTCCoreMatchesWebSocket(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-time audio suite")
 	}
-	t.Run("careful", func(t *testing.T) { audioMatchesText(t, agents.WireWebRTC, agents.Careful()) })
+	t.Run("careful", func(t *testing.T) {
+		audioMatchesText(t, agents.AudioConfig{Wire: agents.WireWebRTC}, agents.Careful())
+	})
 	t.Run("naive", func(t *testing.T) {
 		cases, _ := liveCore(t)
-		cfg := agents.Naive()
-		twilio := audioSuiteOver(t, agents.WireTwilio, cfg, cases, "")
-		audioMatches(t, agents.WireWebRTC, cfg, cases, "twilio", twilio)
+		twilio := audioSuiteOver(t, agents.AudioConfig{Wire: agents.WireTwilio}, agents.Naive(), cases, "")
+		audioMatches(t, agents.AudioConfig{Wire: agents.WireWebRTC, NoSelfReports: true}, agents.Naive(), cases, "twilio", twilio)
 	})
 }
 
 // audioMatchesText places core against cfg over wire and in text mode
 // and requires the same verdicts call by call.
-func audioMatchesText(t *testing.T, wire string, cfg agents.Config) {
+func audioMatchesText(t *testing.T, a agents.AudioConfig, cfg agents.Config) {
 	cases, _ := liveCore(t)
 	text := liveSuite(t, liveEnv(t), cfg, cases, liveFastScale, 30)
-	audioMatches(t, wire, cfg, cases, "text", text.Results)
+	audioMatches(t, a, cfg, cases, "text", text.Results)
 }
 
 // audioMatches places cases against cfg over wire and requires the
 // verdicts of ref (placed as refName) call by call. A call that differs is
 // logged with both timelines and placed once more: it fails only if it
 // differs again.
-func audioMatches(t *testing.T, wire string, cfg agents.Config, cases []*scenarios.Compiled, refName string, ref []harness.CallResult) {
-	audio := audioSuiteOver(t, wire, cfg, cases, "")
+func audioMatches(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases []*scenarios.Compiled, refName string, ref []harness.CallResult) {
+	wire := a.Wire
+	audio := audioSuiteOver(t, a, cfg, cases, "")
 	differs := func(i int, c harness.CallResult) bool {
 		want := ref[i].Score
 		return liveVector(want) != liveVector(c.Score) || want.Primary != c.Score.Primary
@@ -158,7 +165,7 @@ func audioMatches(t *testing.T, wire string, cfg agents.Config, cases []*scenari
 		}
 	}
 	if len(again) > 0 {
-		for k, c := range audioSuiteOver(t, wire, cfg, again, "") {
+		for k, c := range audioSuiteOver(t, a, cfg, again, "") {
 			audio[at[k]] = c
 		}
 	}

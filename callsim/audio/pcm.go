@@ -120,6 +120,11 @@ func Gain(p PCM, gainDB float64) {
 	}
 }
 
+// WordsFloorDBFS is the level below which a frame of synthesized speech
+// holds no words: the caller trims an utterance's quiet edges to it and
+// the caller's words end, for everyone, at the last frame above it.
+const WordsFloorDBFS = -50.0
+
 // SilenceDBFS is what LevelDBFS reports for empty or all-zero audio: a
 // finite floor, so levels can be compared and printed without -Inf.
 const SilenceDBFS = -120.0

@@ -235,7 +235,10 @@ func New(cfg Config, w Wire, read func() error) *Call {
 }
 
 // PrepareSpeech synthesizes text (or takes it from the cache) for the
-// utterance id and returns its length.
+// utterance id and returns how long its words last: to the start of its
+// last frame above audio.WordsFloorDBFS, when that frame goes out and the
+// agent has every word (a frame reaches the agent whole). The caller's
+// final belongs there; the rest still plays.
 func (c *Call) PrepareSpeech(ctx context.Context, id, text string) (time.Duration, error) {
 	if c.cfg.Speech == nil {
 		return 0, errors.New("audiocall: no caller voice (Config.Speech)")
@@ -252,7 +255,11 @@ func (c *Call) PrepareSpeech(ctx context.Context, id, text string) (time.Duratio
 	c.mu.Lock()
 	c.speech[id] = pcm
 	c.mu.Unlock()
-	return pcm.Duration(), nil
+	d := pcm.Duration() - quietTail(pcm)
+	if d >= 2*audio.FrameDuration {
+		d -= audio.FrameDuration
+	}
+	return d, nil
 }
 
 // PrepareRecording reads a recorded WAV (any PCM rate and channel count,
@@ -911,9 +918,23 @@ func (c *Call) writeRecording(path string) error {
 // frame on the wire.
 const (
 	speechEdge    = 60 * time.Millisecond
-	edgeFloorDBFS = -50.0 // below any frame a listener would call speech
+	edgeFloorDBFS = audio.WordsFloorDBFS // below any frame a listener would call speech
 	edgeFrames    = int(speechEdge / audio.FrameDuration)
 )
+
+// quietTail is how long pcm ends in whole frames at or below
+// edgeFloorDBFS (all of it when it is silent throughout).
+func quietTail(pcm audio.PCM) time.Duration {
+	n := len(pcm) / audio.FrameSamples
+	k := 0
+	for k < n && audio.LevelDBFS(pcm[(n-1-k)*audio.FrameSamples:(n-k)*audio.FrameSamples]) <= edgeFloorDBFS {
+		k++
+	}
+	if k == n {
+		return 0 // silence throughout: its length is the utterance's
+	}
+	return time.Duration(k) * audio.FrameDuration
+}
 
 // trimEdges drops the whole silent frames at pcm's ends beyond
 // speechEdge. Silence throughout is kept as it is.

@@ -29,3 +29,13 @@ func TestTrimEdges(t *testing.T) {
 	assert.Equal(t, quiet, trimEdges(quiet), "nothing loud: kept whole")
 	assert.Empty(t, trimEdges(nil))
 }
+
+// The caller's words end at the last audible frame: the quiet edge after
+// it is played but is not speech.
+func TestQuietTail(t *testing.T) {
+	silence := func(d time.Duration) audio.PCM { return make(audio.PCM, audio.Samples(d)) }
+	speech := tone(300, 500*time.Millisecond, -20)
+	assert.Equal(t, 60*time.Millisecond, quietTail(trimEdges(slices.Concat(silence(320*time.Millisecond), speech, silence(440*time.Millisecond)))))
+	assert.Equal(t, time.Duration(0), quietTail(speech))
+	assert.Equal(t, time.Duration(0), quietTail(silence(time.Second)), "silence throughout keeps its length")
+}

@@ -23,7 +23,8 @@ func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")..
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n" +
-		"                                      [--transport native|twilio|webrtc] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n\n" +
+		"                                      [--transport native|twilio|webrtc] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n" +
+		"                                      [--no-self-reports]\n\n" +
 		"Serves a reference agent over the native WebSocket protocol, with\n" +
 		"--transport twilio as a Twilio Media Streams bot, or with --transport\n" +
 		"webrtc as a WebRTC bot that answers offers (SmallWebRTC: POST/PATCH\n" +
@@ -44,6 +45,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	speechCache := c.String("speech-cache", "", "twilio, webrtc: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
 	voice := c.String("voice", "", "twilio, webrtc: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
 	noTranscript := c.Bool("no-transcript", false, "twilio, webrtc: do not send the agent's own words after each utterance (the harness then recognizes its audio)")
+	noSelfReports := c.Bool("no-self-reports", false, "webrtc: send no state, tool intents or ack on the data channel (as a Twilio bot cannot)")
 	if wantsHelp(args) {
 		return c.help()
 	}
@@ -83,6 +85,10 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			cfg.Flaws[f] = set.on
 		}
 	}
+	if *noSelfReports && *transport != "webrtc" {
+		fmt.Fprintln(stderr, "callproof agent: --no-self-reports is for --transport webrtc (a Twilio bot sends none anyway)")
+		return exitUsage
+	}
 	mode := ""
 	switch *transport {
 	case "native":
@@ -104,6 +110,7 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		mode = " (Twilio Media Streams, audio; speech cache " + dir + ")"
 		if *transport == "webrtc" {
 			cfg.Audio.Wire = agents.WireWebRTC
+			cfg.Audio.NoSelfReports = *noSelfReports
 			mode = "" // said once listening: it names the WHIP URL
 		}
 	default:
