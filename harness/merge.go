@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scorer"
@@ -142,12 +143,16 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 	var earlier []*trace.History
 	planned, inPlan := []string(nil), map[string]bool{}
 	manifests := true
+	shards, missing := make([]*Shard, len(dirs)), make([][]string, len(dirs))
 	for i, dir := range dirs {
 		run, err := LoadRun(dir)
 		if err != nil {
 			return nil, err
 		}
 		res.Warnings = append(res.Warnings, run.Warnings...)
+		if run.Meta != nil && run.Meta.Shard != nil {
+			shards[i], missing[i] = run.Meta.Shard, CheckCompleteness(run).Missing
+		}
 		if run.Meta == nil {
 			manifests = false
 		} else {
@@ -158,7 +163,7 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 			} else if err := sameScenarios(&meta, run.Meta, dirs[0], dir); err != nil {
 				return nil, err
 			}
-			if len(run.Meta.Planned) == 0 {
+			if len(run.Meta.Planned) == 0 && run.Meta.Shard == nil {
 				manifests = false
 			}
 			for _, id := range run.Meta.Planned {
@@ -186,6 +191,18 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 			}
 			winner[h.Call] = h
 		}
+	}
+	suite, err := checkShards(dirs, shards, missing)
+	if err != nil {
+		return nil, err
+	}
+	if suite != nil {
+		// The shards' plans together must be the suite's, each call once.
+		if extra, lost := planDiff(planned, suite); len(extra)+len(lost) > 0 {
+			return nil, fmt.Errorf("merge: the shards planned %d calls the suite does not have (%s) and left out %d of its calls (%s)",
+				len(extra), strings.Join(first3(extra), ", "), len(lost), strings.Join(first3(lost), ", "))
+		}
+		planned, meta.Shard = suite, nil
 	}
 	hs := make([]*trace.History, 0, len(order))
 	var cancelled []string
@@ -219,6 +236,30 @@ func Merge(out string, dirs []string) (*MergeResult, error) {
 	}
 	res.Calls, res.Replaced = len(hs), len(earlier)
 	return res, nil
+}
+
+// planDiff lists the ids in got and not in want, and in want and not in
+// got.
+func planDiff(got, want []string) (extra, lost []string) {
+	in := func(ids []string) map[string]bool {
+		m := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	g, w := in(got), in(want)
+	for _, id := range got {
+		if !w[id] {
+			extra = append(extra, id)
+		}
+	}
+	for _, id := range want {
+		if !g[id] {
+			lost = append(lost, id)
+		}
+	}
+	return extra, lost
 }
 
 // sameScenarios refuses to merge runs that placed one scenario id with

@@ -51,6 +51,9 @@ type Meta struct {
 	ScenarioHashes map[string]string `json:"scenario_hashes,omitempty"`
 	// AgentVersion is the agent's version or commit, as the user gave it.
 	AgentVersion string `json:"agent_version,omitempty"`
+	// Shard, for a sharded run (run --shard), is which part of the suite
+	// this run placed and what the whole suite was.
+	Shard *Shard `json:"shard,omitempty"`
 	// Sources are the directories a merged run was made from, in order.
 	Sources []string `json:"sources,omitempty"`
 }

@@ -183,9 +183,11 @@ func TestStartAndMediaFramesAreTwilios(t *testing.T) {
 	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
 	_ = b.ws(t)
 	start(t, c)
-	d, err := c.PrepareSpeech(context.Background(), "u1", "hello there") // 11 chars: 660 ms, padded to whole frames
+	// 11 chars: 660 ms of tone, padded to whole frames; its words end
+	// when its last frame goes out, 20 ms before the audio does.
+	d, err := c.PrepareSpeech(context.Background(), "u1", "hello there")
 	require.NoError(t, err)
-	assert.Equal(t, 660*time.Millisecond, d)
+	assert.Equal(t, 640*time.Millisecond, d)
 	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
 	time.Sleep(d + 200*time.Millisecond)
 	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStop, Stop: &native.Stop{}}))

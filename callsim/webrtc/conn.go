@@ -124,19 +124,32 @@ func (c *Conn) connect(ctx context.Context) error {
 	dc.OnOpen(func() { c.openOnce.Do(func() { close(c.opened) }) })
 	dc.OnClose(func() { c.fail(errors.New("the data channel closed")) })
 	dc.OnMessage(c.message)
+	var iceUp atomic.Bool // ICE got through: a failure now is the DTLS handshake's
+	c.pc.OnICEConnectionStateChange(func(s pion.ICEConnectionState) {
+		if s == pion.ICEConnectionStateConnected || s == pion.ICEConnectionStateCompleted {
+			iceUp.Store(true)
+		}
+	})
+	ended := func(what string) {
+		select {
+		case <-c.connected:
+			c.fail(errors.New(what))
+		default:
+			if iceUp.Load() {
+				c.fail(fmt.Errorf("DTLS failed (%s)", what))
+			} else {
+				c.fail(fmt.Errorf("ICE failed (%s)", what))
+			}
+		}
+	}
 	c.pc.OnConnectionStateChange(func(s pion.PeerConnectionState) {
 		switch s {
 		case pion.PeerConnectionStateConnected:
 			c.connOnce.Do(func() { close(c.connected) })
 		case pion.PeerConnectionStateFailed:
-			// Past ICE, a failure is the DTLS handshake's.
-			if ice := c.pc.ICEConnectionState(); ice == pion.ICEConnectionStateConnected || ice == pion.ICEConnectionStateCompleted {
-				c.fail(errors.New("DTLS failed"))
-			} else {
-				c.fail(fmt.Errorf("ICE failed (%s)", ice))
-			}
+			ended("the peer connection failed")
 		case pion.PeerConnectionStateClosed:
-			c.fail(errors.New("the peer connection closed"))
+			ended("the peer connection closed")
 		}
 	})
 	c.pc.OnTrack(func(r *pion.TrackRemote, _ *pion.RTPReceiver) { c.watch(func() { c.readAudio(r) }) })

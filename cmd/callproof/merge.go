@@ -14,6 +14,12 @@ Combines results directories (a run, then its --rerun-failed runs) into OUT,
 one directory that score, report, show and gate read as one run. For each
 call the later attempt wins (a later DIR, or later in its file); earlier
 attempts are kept in OUT/attempts.jsonl. OUT must be new or empty.
+
+The shards of a sharded run (run --shard I/N) merge into the whole run:
+they must come from one version of the suite and be complete, each of
+0..N-1 exactly once; a missing, repeated, unfinished or foreign shard is
+an error that names it. Merge re-runs of a sharded run's failures into
+the merged run afterwards.
 `, stdout, stderr)
 	force := c.Bool("force", false, "write into a non-empty OUT, replacing what is there")
 	pos, code, ok := c.parse(args)

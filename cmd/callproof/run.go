@@ -17,6 +17,7 @@ import (
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+                    [--shard I/N]
                     [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
                     [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
        callproof run --resume DIR [--agent URL] [--concurrency N]
@@ -30,6 +31,9 @@ complete history (a run cut short, or cancelled with Ctrl-C).
 pass^k and the gate's intervals (docs/GATING.md). --history FILE appends
 the finished run's line (per-axis counts, integrity, the seed gate's
 verdict) to a history file that callproof history prints.
+--shard I/N places only shard I (0-based) of N: each call's shard is a
+stable hash of its id, so N machines each running one shard place the
+suite once between them; callproof merge OUT SHARD_DIR... makes them one run.
 --transport twilio calls the agent as Twilio Media Streams does (audio,
 real time: --scale must stay 1); --transport webrtc calls it over WebRTC
 (--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
@@ -51,6 +55,7 @@ type runPlan struct {
 	version, history  string
 	resume            bool
 	audio             audioFlags
+	shard             *harness.Shard // a sharded run's part of the suite
 }
 
 // audioFlags choose the wire dialect and, for audio, the caller's voice.
@@ -75,6 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	trials := c.Int("trials", 1, fmt.Sprintf("place every scenario this many times (1..%d)", harness.MaxTrials))
 	version := c.String("agent-version", "", "the agent's version or commit, recorded in the run's manifest and history")
 	history := c.String("history", "", "append the finished run's line to this history file")
+	shard := c.String("shard", "", "I/N: place only shard I (0-based) of N of the suite's calls (merge the N results directories after)")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (audio)")
@@ -106,6 +112,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if p != nil && !p.resume {
 		p.version = *version
 	}
+	if err == nil && p != nil && *shard != "" {
+		if err = p.setShard(*shard, *rerun != "" || *resume != ""); err == nil && len(p.calls) == 0 {
+			fmt.Fprintf(stderr, "callproof run: shard %s holds none of the suite's %d calls: the run records it, complete and empty, for merge\n", p.shard, len(p.shard.SuiteCalls))
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitUsage
@@ -121,6 +132,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return placeCalls(p, *conc, stdout, stderr)
+}
+
+// setShard keeps only the plan's shard of the suite and records the whole.
+func (p *runPlan) setShard(s string, again bool) error {
+	if again {
+		return fmt.Errorf("--shard splits a fresh run: a re-run or a resume places its own calls")
+	}
+	i, n, err := harness.ParseShard(s)
+	if err != nil {
+		return err
+	}
+	pack, _ := harness.Hashes(p.cases)
+	p.shard = &harness.Shard{Index: i, Count: n, SuiteHash: pack, SuiteCalls: harness.CallIDs(p.calls)}
+	p.calls = harness.ShardPlacements(p.calls, i, n)
+	return nil
 }
 
 // planRun checks a fresh run's flags; nothing is created yet.
@@ -193,7 +219,7 @@ func planRun(c *cli, transport, agent, out, suite, only, rerun string, seed int6
 // planResume reads a run's manifest: the resume runs what it planned, as
 // it planned it; only the agent's address may change.
 func planResume(c *cli, dir, agent string) (*runPlan, error) {
-	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force", "transport", "trials", "agent-version"} {
+	for _, f := range []string{"out", "suite", "only", "seed", "scale", "rerun-failed", "force", "transport", "signaling", "trickle", "trials", "agent-version", "shard"} {
 		if c.set(f) {
 			return nil, fmt.Errorf("--resume takes the run's own settings from %s/%s: --%s cannot change them", dir, harness.MetaFile, f)
 		}
@@ -253,6 +279,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		meta := harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
 			Calls: len(calls), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes}
 		p.audio.setMeta(&meta)
+		meta.Shard = p.shard
 		res, err = harness.CreateResults(p.out, meta)
 	}
 	if err != nil {

@@ -1,0 +1,149 @@
+package callprooftest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/reports"
+	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
+)
+
+// Defaults for Options.
+const (
+	DefaultScale       = 0.1
+	DefaultConcurrency = 8
+	DefaultTimeout     = 10 * time.Minute
+)
+
+// Options shape a run. The zero value runs every scenario of the suite
+// once, at DefaultScale, over the native protocol.
+type Options struct {
+	// Only lists the scenario ids to place (default: the whole suite).
+	Only []string
+	// Trials places every scenario this many times (default 1).
+	Trials int
+	// Scale is the time scale offered to the agent (DefaultScale); an
+	// agent that cannot scale its timers acks 1 and runs in real time.
+	Scale float64
+	// Concurrency is how many calls run at once (DefaultConcurrency).
+	Concurrency int
+	// Timeout bounds the whole run (DefaultTimeout).
+	Timeout time.Duration
+	// Transport and TransportName call the agent in another dialect
+	// (harness.TwilioTransport, harness.WebRTCTransport); nil: native.
+	Transport     callsim.Transport
+	TransportName string
+	// Passes decides whether a call's subtest passes; nil: end-to-end
+	// integrity (all six axes pass).
+	Passes func(s scorer.CallScore) bool
+}
+
+// Run places suite (core, extended, or a scenario file or directory)
+// against the agent at agentURL and reports each call as the subtest
+// t.Run(call id). A run that cannot happen at all (a broken suite, no
+// backend) fails t at once. It returns the scores in suite order.
+func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
+	t.Helper()
+	_, cases, err := harness.LoadSuite(suite)
+	if err != nil {
+		t.Fatalf("callprooftest: %v", err)
+	}
+	if cases, err = harness.Select(cases, o.Only); err != nil {
+		t.Fatalf("callprooftest: %v", err)
+	}
+	env, err := harness.NewEnv(harness.EnvOptions{})
+	if err != nil {
+		t.Fatalf("callprooftest: %v", err)
+	}
+	defer env.Close()
+	if o.Transport != nil {
+		env.Transport, env.TransportName = o.Transport, o.TransportName
+	}
+	r := env.Runner()
+	r.Suite, r.Agent = suite, agentURL
+	r.TimeScale = or(o.Scale, DefaultScale)
+	r.Concurrency = max(o.Concurrency, 0)
+	if r.Concurrency == 0 {
+		r.Concurrency = DefaultConcurrency
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(or(float64(o.Timeout), float64(DefaultTimeout))))
+	defer cancel()
+	res, err := r.Place(ctx, agentURL, harness.Placements(cases, o.Trials))
+	if err != nil {
+		t.Fatalf("callprooftest: %v", err)
+	}
+	passes := o.Passes
+	if passes == nil {
+		passes = func(s scorer.CallScore) bool { return s.Integrity }
+	}
+	scores := make([]scorer.CallScore, len(res))
+	for i, c := range res {
+		scores[i] = c.Score
+		t.Run(c.Score.Call, func(t *testing.T) {
+			if !passes(c.Score) {
+				t.Error(Explain(c.History, c.Score))
+			}
+		})
+	}
+	return scores
+}
+
+func or(v, d float64) float64 {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Explain says why a call fell short: its outcome, each axis that did not
+// pass with its findings, the root-cause buckets, and every event they
+// cite, as the history holds it.
+func Explain(h *trace.History, s scorer.CallScore) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "call %s (scenario %s): %s", s.Call, s.Scenario, s.Outcome)
+	if s.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", s.Reason)
+	}
+	b.WriteString("\n")
+	cited := map[int]bool{}
+	finding := func(f scorer.Finding) {
+		fmt.Fprintf(&b, "      %s\n", f.Text) // the text names its events: [#38 tool.received, …]
+		for _, seq := range f.Events {
+			cited[seq] = true
+		}
+	}
+	for _, a := range s.Axes {
+		if a.Verdict == scorer.Pass {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: %s\n", a.Axis, a.Verdict)
+		for _, f := range a.Findings {
+			finding(f)
+		}
+	}
+	for _, hit := range s.Buckets {
+		tag := ""
+		if hit.Bucket == s.Primary {
+			tag = " (primary)"
+		}
+		fmt.Fprintf(&b, "  bucket %s%s\n", hit.Bucket, tag)
+		for _, f := range hit.Findings {
+			finding(f)
+		}
+	}
+	if h != nil && len(cited) > 0 {
+		b.WriteString("  cited events:\n")
+		for _, e := range h.Events {
+			if cited[e.Seq] {
+				fmt.Fprintf(&b, "    #%d %9.1fms %-8s %s %s\n", e.Seq, float64(e.At)/float64(time.Millisecond), e.Source, e.Kind, reports.Describe(e))
+			}
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

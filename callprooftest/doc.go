@@ -1,0 +1,7 @@
+// Package callprooftest runs a callproof suite inside `go test`, next to
+// an agent's own code: Run places every scenario against the agent,
+// reports each call as a subtest whose failure names the failing axes,
+// the root-cause buckets and the events that prove them, and returns the
+// scores for further assertions. It starts and stops what it needs (the
+// mock backend with the agent's tools); the agent is the caller's to run.
+package callprooftest
