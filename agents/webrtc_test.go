@@ -480,6 +480,31 @@ func TestWebRTCBargeIn(t *testing.T) {
 	assert.Equal(t, []string{"Hi, please ship order 5590 today."}, earStats(t, r).Texts())
 }
 
+// answerByHand answers one call of an agent with cfg without its engine,
+// running only the call's writer: the test drives the session as the
+// engine would. Everything is torn down when the test ends.
+func answerByHand(t *testing.T, cfg Config, id string) (*rtcCaller, *rtcCall, *session) {
+	t.Helper()
+	agent := NewServer(cfg)
+	t.Cleanup(func() { _ = agent.Close() })
+	c := newRTCCaller(t, "")
+	offer, _ := c.offer(false)
+	call, sess, answer, err := agent.answerCall(context.Background(), offer, id)
+	require.NoError(t, err)
+	c.setAnswer(answer)
+	c.connected()
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); call.write(sess) }()
+	t.Cleanup(func() {
+		close(sess.outbox)
+		<-writerDone
+		sess.cancel()
+		call.close(sess)
+		call.media.Wait()
+	})
+	return c, call, sess
+}
+
 // Hangup over WebRTC: the audio goes out first, then the hangup message;
 // the agent ends the call when the caller does not, HangupWait later.
 func TestWebRTCHangupAfterAudio(t *testing.T) {
@@ -487,25 +512,9 @@ func TestWebRTCHangupAfterAudio(t *testing.T) {
 	dir := speechFixture(t)
 	cfg := rtcAgentConfig(t, Careful(), dir)
 	cfg.Audio.HangupWait = 300 * time.Millisecond
-	agent := NewServer(cfg)
-	defer agent.Close()
 	// Answer by hand and drive the wire as the engine would (the engine
 	// never hangs up by itself).
-	c := newRTCCaller(t, "")
-	offer, _ := c.offer(false)
-	call, sess, answer, err := agent.answerCall(context.Background(), offer, "hangup")
-	require.NoError(t, err)
-	c.setAnswer(answer)
-	c.connected()
-	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); call.write(sess) }()
-	defer func() {
-		close(sess.outbox)
-		<-writerDone
-		sess.cancel()
-		call.close(sess)
-		call.media.Wait()
-	}()
+	c, call, sess := answerByHand(t, cfg, "hangup")
 	d := call.speak(sess, "a1", "Okay.")
 	require.Greater(t, d, time.Duration(0))
 	sess.send(native.Message{Event: native.EventState, State: &native.State{Version: 1}})
@@ -536,23 +545,7 @@ func TestWebRTCNoSelfReports(t *testing.T) {
 	cfg := rtcAgentConfig(t, Careful(), dir)
 	cfg.Audio.NoSelfReports = true
 	cfg.Audio.HangupWait = 200 * time.Millisecond
-	agent := NewServer(cfg)
-	defer agent.Close()
-	c := newRTCCaller(t, "")
-	offer, _ := c.offer(false)
-	call, sess, answer, err := agent.answerCall(context.Background(), offer, "quiet")
-	require.NoError(t, err)
-	c.setAnswer(answer)
-	c.connected()
-	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); call.write(sess) }()
-	defer func() {
-		close(sess.outbox)
-		<-writerDone
-		sess.cancel()
-		call.close(sess)
-		call.media.Wait()
-	}()
+	c, call, sess := answerByHand(t, cfg, "quiet")
 	require.Greater(t, call.speak(sess, "a1", "Okay."), time.Duration(0))
 	sess.send(native.Message{Event: native.EventState, State: &native.State{Version: 1}})
 	sess.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: "update_order"}})
