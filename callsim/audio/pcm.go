@@ -158,3 +158,15 @@ func clip16(v float64) int16 {
 	}
 	return int16(v)
 }
+
+// Tone is a sine of hz, d long, at dbfs RMS: a stand-in for speech where
+// only its level and length matter (tests, the load bot).
+func Tone(hz float64, d time.Duration, dbfs float64) PCM {
+	n := Samples(d)
+	amp := math.Pow(10, dbfs/20) * 32767 * math.Sqrt2
+	p := make(PCM, n)
+	for i := range p {
+		p[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/SampleRate))
+	}
+	return p
+}

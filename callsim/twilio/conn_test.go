@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,15 +32,7 @@ func (toneSpeech) Speech(_ context.Context, text string) (audio.PCM, error) {
 	return tone(300, time.Duration(len(text))*60*time.Millisecond, -20), nil
 }
 
-func tone(hz float64, d time.Duration, dbfs float64) audio.PCM {
-	n := audio.Samples(d)
-	amp := math.Pow(10, dbfs/20) * 32767 * math.Sqrt2
-	p := make(audio.PCM, n)
-	for i := range p {
-		p[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/audio.SampleRate))
-	}
-	return p
-}
+func tone(hz float64, d time.Duration, dbfs float64) audio.PCM { return audio.Tone(hz, d, dbfs) }
 
 // scriptedHearer stands for the recognizer: it names what it was given by
 // its length, so a test can tell which audio reached it.

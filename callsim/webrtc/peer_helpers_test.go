@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -287,15 +286,7 @@ func (c *peerCall) callerFrames() (frames, loud int) {
 	return c.frames, c.loud
 }
 
-func tone(hz float64, d time.Duration, dbfs float64) audio.PCM {
-	n := audio.Samples(d)
-	amp := math.Pow(10, dbfs/20) * 32767 * math.Sqrt2
-	p := make(audio.PCM, n)
-	for i := range p {
-		p[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/audio.SampleRate))
-	}
-	return p
-}
+func tone(hz float64, d time.Duration, dbfs float64) audio.PCM { return audio.Tone(hz, d, dbfs) }
 
 // toneSpeech stands for the caller's synthesizer: every text is a
 // 600 ms tone.

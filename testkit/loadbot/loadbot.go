@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -53,21 +52,10 @@ func (b *Bot) init() {
 			b.ReplyEvery = 100
 		}
 		if len(b.Reply) == 0 {
-			b.Reply = Tone(440, time.Second, -20)
+			b.Reply = audio.Tone(440, time.Second, -20)
 		}
 		b.payload = base64.StdEncoding.EncodeToString(audio.EncodeMulaw(b.Reply))
 	})
-}
-
-// Tone is a sine of hz, d long, at dbfs RMS.
-func Tone(hz float64, d time.Duration, dbfs float64) audio.PCM {
-	n := audio.Samples(d)
-	amp := math.Pow(10, dbfs/20) * 32767 * math.Sqrt2
-	p := make(audio.PCM, n)
-	for i := range p {
-		p[i] = int16(amp * math.Sin(2*math.Pi*hz*float64(i)/audio.SampleRate))
-	}
-	return p
 }
 
 // Serve accepts WebSocket calls on ln until ctx ends.
