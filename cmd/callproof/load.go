@@ -101,6 +101,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
 	}
+	if n := fileLimitConcurrency("load", *calls, stderr); n < *calls {
+		fmt.Fprintf(stderr, "callproof load: %d calls need more open files than the hard limit allows\n", *calls)
+		return exitUsage
+	}
 	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity}
 	ao := harness.AudioOptions{SpeechCache: *cache, Voice: *voice}
 	if af.transport == transportWebRTC {

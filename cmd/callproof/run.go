@@ -134,6 +134,27 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return placeCalls(p, *conc, stdout, stderr)
 }
 
+// fileLimitConcurrency raises the open-file limit for conc calls at once
+// and returns the concurrency the hard limit allows, saying so when it
+// is less, or when the soft limit had to be raised for it.
+func fileLimitConcurrency(cmd string, conc int, stderr io.Writer) int {
+	fl, err := harness.RaiseFileLimit()
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof %s: warning: %v\n", cmd, err)
+		return conc
+	}
+	need := uint64(conc)*harness.FilesPerCall + harness.FilesReserve
+	if fl.Raised && need > fl.Was {
+		fmt.Fprintf(stderr, "callproof %s: raised the open-file limit from %d to %d for %d calls at once\n", cmd, fl.Was, fl.Soft, conc)
+	}
+	if conc > fl.MaxCalls {
+		fmt.Fprintf(stderr, "callproof %s: the open-file hard limit (%d) allows %d calls at once (%d descriptors each, %d reserved): placing %d at once, not %d (raise it with ulimit -Hn as root)\n",
+			cmd, fl.Hard, fl.MaxCalls, harness.FilesPerCall, harness.FilesReserve, max(fl.MaxCalls, 1), conc)
+		return max(fl.MaxCalls, 1)
+	}
+	return conc
+}
+
 // setShard keeps only the plan's shard of the suite and records the whole.
 func (p *runPlan) setShard(s string, again bool) error {
 	if again {
@@ -255,6 +276,7 @@ func planResume(c *cli, dir, agent string) (*runPlan, error) {
 // the run's table.
 func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	calls := p.calls
+	conc = fileLimitConcurrency("run", conc, stderr)
 	var res *harness.Results
 	var err error
 	if p.resume {
