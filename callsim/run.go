@@ -361,9 +361,24 @@ func (r *run) cause(err error) *ending {
 	if r.ctx.Err() != nil {
 		return &ending{outcome: trace.OutcomeHarnessError, reason: "cancelled: " + context.Cause(r.ctx).Error()}
 	}
+	// A write fails once the connection is going; the pump usually knows
+	// why (an oversized or garbage frame the transport closed on) and
+	// says so a moment later: its reason wins.
+	t := time.NewTimer(connLostGrace)
+	defer t.Stop()
+	select {
+	case <-r.ctx.Done():
+		if errors.As(context.Cause(r.ctx), &e) {
+			return e
+		}
+	case <-t.C:
+	}
 	r.connDown.Store(true)
 	return agentError(ReasonConnLost + ": " + err.Error())
 }
+
+// connLostGrace is how long a failed write waits for the pump's reason.
+const connLostGrace = 200 * time.Millisecond
 
 func (r *run) frame(m native.Message) native.Message {
 	r.sendSeq++
