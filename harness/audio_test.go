@@ -20,6 +20,7 @@ import (
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -131,7 +132,12 @@ func TestWebRTCCoreMatchesWebSocket(t *testing.T) {
 	t.Run("naive", func(t *testing.T) {
 		cases, _ := liveCore(t)
 		twilio := audioSuiteOver(t, agents.AudioConfig{Wire: agents.WireTwilio}, agents.Naive(), cases, "")
-		audioMatches(t, agents.AudioConfig{Wire: agents.WireWebRTC, NoSelfReports: true}, agents.Naive(), cases, "twilio", twilio)
+		// naive cancels a held call and resends it at once: which of
+		// the two the backend logs first is a coin toss under a
+		// millisecond, on any wire, and the first-act axes follow it. So
+		// naive's calls are compared by what fails and why: integrity,
+		// outcome and the primary bucket.
+		audioMatchesBy(t, agents.AudioConfig{Wire: agents.WireWebRTC, NoSelfReports: true}, agents.Naive(), cases, "twilio", twilio, verdictOutline)
 	})
 }
 
@@ -148,11 +154,21 @@ func audioMatchesText(t *testing.T, a agents.AudioConfig, cfg agents.Config) {
 // logged with both timelines and placed once more: it fails only if it
 // differs again.
 func audioMatches(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases []*scenarios.Compiled, refName string, ref []harness.CallResult) {
+	audioMatchesBy(t, a, cfg, cases, refName, ref, func(s scorer.CallScore) string { return liveVector(s) + " " + string(s.Primary) })
+}
+
+// verdictOutline is what a call's failure comes to: its outcome,
+// integrity and primary bucket.
+func verdictOutline(s scorer.CallScore) string {
+	return fmt.Sprintf("%s integrity=%v %s", s.Outcome, s.Integrity, s.Primary)
+}
+
+// audioMatchesBy is audioMatches comparing calls by key.
+func audioMatchesBy(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases []*scenarios.Compiled, refName string, ref []harness.CallResult, key func(scorer.CallScore) string) {
 	wire := a.Wire
 	audio := audioSuiteOver(t, a, cfg, cases, "")
 	differs := func(i int, c harness.CallResult) bool {
-		want := ref[i].Score
-		return liveVector(want) != liveVector(c.Score) || want.Primary != c.Score.Primary
+		return key(ref[i].Score) != key(c.Score)
 	}
 	var again []*scenarios.Compiled
 	var at []int
@@ -173,11 +189,10 @@ func audioMatches(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases [
 		s, want := c.Score, ref[i].Score
 		require.Equal(t, want.Scenario, s.Scenario)
 		assert.NotEqual(t, trace.OutcomeHarnessError, s.Outcome, "%s: %s", s.Scenario, s.Reason)
-		if !assert.Equal(t, liveVector(want), liveVector(s), "%s: %s verdicts differ from %s (%s)", s.Scenario, wire, refName, s.Reason) {
+		if !assert.Equal(t, key(want), key(s), "%s: %s verdicts differ from %s (%s)", s.Scenario, wire, refName, s.Reason) {
 			logTimeline(t, wire, c)
 			logTimeline(t, refName, ref[i])
 		}
-		assert.Equal(t, want.Primary, s.Primary, s.Scenario)
 		if d := s.Diag.Audio; assert.NotNil(t, d, s.Scenario) {
 			assert.LessOrEqual(t, d.LatenessMax, 20*time.Millisecond, s.Scenario)
 			assert.NotEmpty(t, d.Responses, "%s: the agent answered", s.Scenario)
