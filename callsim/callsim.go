@@ -198,6 +198,10 @@ type Result struct {
 	// Lateness of the caller's frames, for dialects that pace them in
 	// real time (nil otherwise).
 	Lateness *Lateness
+	// Harness is how late the caller's own timers fired against the
+	// script: Triggers and Speech (the caller's frames included); the
+	// backend's are the backend's to add.
+	Harness trace.HarnessLateness
 	// Turns, for audio dialects: turn-taking as the audio showed it.
 	Turns *TurnTaking
 	// Recording is the file the call's audio went to, if any.
@@ -323,6 +327,12 @@ func (e *ending) Error() string {
 	}
 	return string(e.outcome) + ": " + e.reason
 }
+
+// AgentFault is a cause to cancel the context a call runs under (Run's
+// ctx) with: the call then ends as agent_error with reason, as with
+// Call.Abort but without a goroutine watching a channel. For what only the
+// caller of Run sees, such as the mock backend's tool request budget.
+func AgentFault(reason string) error { return agentError(reason) }
 
 func agentError(reason string) *ending {
 	return &ending{outcome: trace.OutcomeAgentError, reason: reason}

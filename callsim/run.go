@@ -88,6 +88,11 @@ type run struct {
 	// trigCause is the event that fired the current step's trigger with no
 	// delay (zero Event otherwise).
 	trigCause trace.Event
+
+	// late is how late the caller's own timers fired (Triggers, Speech);
+	// woke is the call time waitUntil last returned at.
+	late trace.HarnessLateness
+	woke time.Duration
 }
 
 // Run plays c.Script against the agent at c.AgentURL and returns when the
@@ -180,6 +185,7 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 	if p, ok := conn.(Pacer); ok {
 		l := p.Lateness()
 		res.Lateness = &l
+		r.late.Speech.Merge(trace.LatenessStat{N: l.Frames, Max: l.Max})
 		r.note(fmt.Sprintf("caller frames: %d sent, lateness p50 %s p99 %s max %s", l.Frames, l.P50, l.P99, l.Max))
 		if l.Behind() && res.Outcome != trace.OutcomeHarnessError {
 			if res.Outcome != "" {
@@ -189,6 +195,7 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 			res.Reason = fmt.Sprintf("%s: frames up to %s late (p99 %s), over one %s frame", ReasonBehind, l.Max, l.P99, l.Frame)
 		}
 	}
+	res.Harness = r.late
 	return res
 }
 
@@ -513,6 +520,7 @@ func (r *run) waitUntil(t time.Duration, done func() bool) (bool, error) {
 				return false, e
 			}
 		}
+		r.woke = now
 		if done != nil && done() {
 			return true, nil
 		}
@@ -536,6 +544,18 @@ func (r *run) waitUntil(t time.Duration, done func() bool) (bool, error) {
 }
 
 func (r *run) sleep(d time.Duration) error {
-	_, err := r.waitUntil(r.rec.Since()+d, nil)
-	return err
+	return r.waitLate(&r.late.Speech, r.rec.Since()+d)
+}
+
+// waitLate waits until call time t, like waitUntil, and adds how late the
+// wait ended to st: from t, or from when the wait began if t had already
+// passed by then (a wait that starts late was held up by something else,
+// such as a slow write, not by the timer).
+func (r *run) waitLate(st *trace.LatenessStat, t time.Duration) error {
+	from := max(t, r.rec.Since())
+	if _, err := r.waitUntil(t, nil); err != nil {
+		return err
+	}
+	st.Add(max(r.woke-from, 0))
+	return nil
 }

@@ -90,15 +90,15 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	}
 	delay := r.scaled(on.Delay)
 	if on.Event == "" {
-		_, err := r.waitUntil(at+delay, nil)
-		return nil, err
+		return nil, r.waitLate(&r.late.Triggers, at+delay)
 	}
 
 	timeout := r.timeout
 	if on.Timeout > 0 {
 		timeout = r.waitBound(on.Timeout)
 	}
-	deadline := r.rec.Since() + timeout
+	entry := r.rec.Since()
+	deadline := entry + timeout
 	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0
 	var hit *trace.Event
 	viaFallback := false
@@ -134,6 +134,7 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 		}
 		if fallback && r.rec.Since() >= fbAt {
 			viaFallback = true
+			r.late.Triggers.Add(max(r.woke-max(fbAt, entry), 0))
 			break
 		}
 		if !fallback && r.rec.Since() >= deadline {
@@ -152,9 +153,17 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 		from = hit.At
 		if delay == 0 {
 			r.trigCause = *hit
+			// How long the event waited for the caller to notice it.
+			r.late.Triggers.Add(max(r.woke-max(hit.At, entry), 0))
 		}
 	}
-	if _, err := r.waitUntil(from+delay, nil); err != nil {
+	var err error
+	if delay > 0 {
+		err = r.waitLate(&r.late.Triggers, from+delay)
+	} else {
+		_, err = r.waitUntil(from, nil)
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.rec.Record(trace.SourceHarness, trace.KindTriggerFired, note)
@@ -250,7 +259,7 @@ func (r *run) say(st trace.Step) error {
 	}
 	n := len(words)
 	for k := 1; k < n; k++ {
-		if _, err := r.waitUntil(begin+dur*time.Duration(k)/time.Duration(n), nil); err != nil {
+		if err := r.waitLate(&r.late.Speech, begin+dur*time.Duration(k)/time.Duration(n)); err != nil {
 			return err
 		}
 		text := strings.Join(words[:k], " ")
@@ -259,7 +268,7 @@ func (r *run) say(st trace.Step) error {
 			return err
 		}
 	}
-	if _, err := r.waitUntil(begin+dur, nil); err != nil {
+	if err := r.waitLate(&r.late.Speech, begin+dur); err != nil {
 		return err
 	}
 	r.caller(trace.KindCallerSpeechFinal, ev(st.Text, st.Intent.Clone()))
@@ -350,9 +359,13 @@ func (r *run) waitQuiet(st trace.Step) error {
 		}
 		now := r.rec.Since()
 		if t := target(); t < deadline && now >= t {
+			if t == until {
+				r.late.Triggers.Add(max(r.woke-max(t, begin), 0))
+			}
 			return nil
 		}
 		if now >= deadline {
+			r.late.Triggers.Add(max(r.woke-max(deadline, begin), 0))
 			r.note(fmt.Sprintf("step %s: agent not quiet for %s within %s; going on", st.ID, quiet, timeout))
 			return nil
 		}

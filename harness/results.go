@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scorer"
@@ -77,10 +78,24 @@ type Results struct {
 	mu     sync.Mutex
 	run    *os.File
 	scores *os.File
-	acc    reports.Accumulator
-	calls  int
-	err    error
+	// Calls that end together share their files' fsyncs.
+	runSync, scoreSync *syncer
+	acc                reports.Accumulator
+	calls              int
+	err                error
+	// summaryAt is when summary.json was last written; dirty: calls
+	// added since.
+	summaryAt time.Time
+	dirty     bool
+	pending   []pendingScore
 }
+
+// SummaryEvery is how often, at most, summary.json is rewritten while
+// calls complete; Finish and Close write it once more, so a finished or
+// interrupted run's summary covers every call it kept. Rewriting it after
+// every call made a run of N calls O(N²) (each summary covers all calls
+// so far) and serialized thousands of calls ending together on its fsyncs.
+const SummaryEvery = time.Second
 
 // CreateResults makes dir (if needed) and starts fresh result files in it,
 // replacing those of an earlier run.
@@ -126,7 +141,7 @@ func openResults(dir string, flag int, earlier []scorer.CallScore) (*Results, er
 	if err := syncDir(dir); err != nil {
 		return nil, errors.Join(err, run.Close(), scores.Close())
 	}
-	r := &Results{dir: dir, run: run, scores: scores, calls: len(earlier)}
+	r := &Results{dir: dir, run: run, scores: scores, calls: len(earlier), runSync: newSyncer(run), scoreSync: newSyncer(scores)}
 	for _, s := range earlier {
 		r.acc.Add(s)
 	}
@@ -136,33 +151,157 @@ func openResults(dir string, flag int, earlier []scorer.CallScore) (*Results, er
 // Dir is the results directory.
 func (r *Results) Dir() string { return r.dir }
 
-// Add appends one finished call: its whole history in one synced write,
-// then its score the same way.
+// Add appends one finished call: its whole history in one write, synced,
+// then its score the same way, in the same order in both files. Calls that
+// end together share the fsyncs: each waits for a sync begun after its
+// write, and the score lines whose histories are on disk go out together.
 func (r *Results) Add(h *trace.History, s scorer.CallScore) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return r.err
-	}
 	var b bytes.Buffer
 	if err := trace.WriteJSONL(&b, h); err != nil {
-		return err
-	}
-	if err := appendSynced(r.run, b.Bytes()); err != nil {
-		r.err = err
 		return err
 	}
 	line, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	if err := appendSynced(r.scores, append(line, '\n')); err != nil {
+	r.mu.Lock()
+	if r.err != nil {
+		r.mu.Unlock()
+		return r.err
+	}
+	if _, err := r.run.Write(b.Bytes()); err != nil {
 		r.err = err
+		r.mu.Unlock()
 		return err
 	}
+	ticket := r.runSync.wrote()
+	r.pending = append(r.pending, pendingScore{ticket, append(line, '\n')})
+	r.mu.Unlock()
+	if err := r.runSync.wait(ticket); err != nil {
+		return r.fail(err)
+	}
+
+	r.mu.Lock()
+	if r.err != nil {
+		r.mu.Unlock()
+		return r.err
+	}
+	// Every score whose history is on disk, in the histories' order: this
+	// call's among them, unless an earlier batch took it.
+	var batch []byte
+	n := 0
+	for ; n < len(r.pending) && r.pending[n].history <= r.runSync.done(); n++ {
+		batch = append(batch, r.pending[n].line...)
+	}
+	r.pending = r.pending[n:]
+	if len(batch) > 0 {
+		if _, err := r.scores.Write(batch); err != nil {
+			r.err = err
+			r.mu.Unlock()
+			return err
+		}
+		r.scoreSync.wrote()
+	}
+	scoreTicket := r.scoreSync.current()
 	r.calls++
 	r.acc.Add(s)
+	r.dirty = true
+	if time.Since(r.summaryAt) >= SummaryEvery {
+		err = r.writeSummary()
+	}
+	r.mu.Unlock()
+	if serr := r.scoreSync.wait(scoreTicket); serr != nil {
+		return r.fail(serr)
+	}
+	return err
+}
+
+// pendingScore is a score line waiting for its history's sync.
+type pendingScore struct {
+	history uint64 // the history write's ticket
+	line    []byte
+}
+
+// fail records a failed sync: no later write goes out.
+func (r *Results) fail(err error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+// writeSummary rewrites summary.json; r.mu must be held.
+func (r *Results) writeSummary() error {
+	r.summaryAt, r.dirty = time.Now(), false
 	return writeJSONFile(filepath.Join(r.dir, SummaryFile), r.acc.Summary())
+}
+
+// syncer coalesces the fsyncs of one append-only file.
+type syncer struct {
+	f       *os.File
+	mu      sync.Mutex
+	cond    *sync.Cond
+	written uint64 // writes so far
+	synced  uint64 // writes known to be on disk
+	busy    bool   // a sync is running
+	err     error
+}
+
+func newSyncer(f *os.File) *syncer {
+	s := &syncer{f: f}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// wrote counts a write just made and returns its ticket for wait.
+func (s *syncer) wrote() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.written++
+	return s.written
+}
+
+// current is the ticket of the latest write.
+func (s *syncer) current() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written
+}
+
+// done is how many writes are known to be on disk.
+func (s *syncer) done() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.synced
+}
+
+// wait returns once the write with this ticket is on disk: it runs a sync
+// covering every write so far, or waits for the one running and, if that
+// began before this write, runs the next.
+func (s *syncer) wait(ticket uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.synced < ticket && s.err == nil {
+		if s.busy {
+			s.cond.Wait()
+			continue
+		}
+		s.busy = true
+		target := s.written
+		s.mu.Unlock()
+		err := s.f.Sync()
+		s.mu.Lock()
+		s.busy = false
+		if err != nil {
+			s.err = err
+		} else {
+			s.synced = target
+		}
+		s.cond.Broadcast()
+	}
+	return s.err
 }
 
 // Finish writes the completion marker: every planned call has a history.
@@ -172,14 +311,24 @@ func (r *Results) Finish(cancelled []string) error {
 	if r.err != nil {
 		return r.err
 	}
+	if r.dirty {
+		if err := r.writeSummary(); err != nil {
+			return err
+		}
+	}
 	return writeJSONFile(filepath.Join(r.dir, DoneFile), Completion{Calls: r.calls, Cancelled: cancelled})
 }
 
-// Close closes the files.
+// Close writes the summary if calls were added since it was last written,
+// and closes the files.
 func (r *Results) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.run.Close(), r.scores.Close())
+	var err error
+	if r.dirty && r.err == nil {
+		err = r.writeSummary()
+	}
+	return errors.Join(err, r.run.Close(), r.scores.Close())
 }
 
 func appendSynced(f *os.File, b []byte) error {

@@ -22,11 +22,15 @@ import (
 // Runner places calls: one isolated call per compiled scenario, at most
 // Concurrency at once, each with its own backend namespace and recorder.
 type Runner struct {
-	Backend       *mockbackend.Server
-	Simulator     *callsim.Simulator
-	Transport     callsim.Transport
-	Clock         trace.Clock
-	Concurrency   int     // default 8
+	Backend     *mockbackend.Server
+	Simulator   *callsim.Simulator
+	Transport   callsim.Transport
+	Clock       trace.Clock
+	Concurrency int // default 8
+	// OverloadBound (script time) marks a call whose harness lateness is
+	// over it as harness_error (ReasonOverloaded); 0 means
+	// DefaultOverloadBound, negative turns the check off.
+	OverloadBound time.Duration
 	TimeScale     float64 // offered to the agent; default 1.0
 	Seed          int64   // non-zero: overrides every scenario's seed
 	Suite         string  // label recorded in call.start
@@ -34,6 +38,10 @@ type Runner struct {
 	TransportName string
 	// Results, when set, receives every call as it completes.
 	Results *Results
+	// DropHistories makes Place return each call's score without its
+	// history, once Results has it: a run of thousands of calls then does
+	// not hold every finished call's history in memory.
+	DropHistories bool
 	// Progress, when set, is called after each call (from one goroutine at a time).
 	Progress func(done, total int, s scorer.CallScore)
 }
@@ -91,6 +99,9 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 			h := r.call(runCtx, agentURL, p)
 			s := scorer.Score(h)
 			out[i] = CallResult{History: h, Score: s}
+			if r.DropHistories && r.Results != nil {
+				out[i].History = nil
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if s.Outcome == trace.OutcomeHarnessError && s.Reason == ReasonCancelled {
@@ -174,6 +185,8 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		if res != nil {
 			ce.ResponseLatency, ce.YieldLatency, ce.TimeScale = res.ResponseLatency, res.YieldLatency, res.TimeScale
 			ce.Audio = audioDiag(res)
+			l := res.Harness
+			ce.Lateness = &l
 		}
 		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
 		return rec.Close()
@@ -209,18 +222,18 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	defer meter.stop()
 	// The backend alone sees the tool request budget break: end the call
 	// there and then, with the backend's reason.
-	abort := make(chan string, 1)
+	callCtx, abort := context.WithCancelCause(ctx)
 	ran := make(chan struct{})
 	go func() {
 		select {
 		case <-bc.Exceeded():
-			abort <- bc.Violation()
+			abort(callsim.AgentFault(bc.Violation()))
 		case <-ran:
 		}
 	}()
-	sc.Abort = abort
-	res := r.Simulator.Run(ctx, sc)
+	res := r.Simulator.Run(callCtx, sc)
 	close(ran)
+	abort(nil)
 	// A hang-up is not a withdrawal: let tool requests already on their way
 	// finish (a held write auto-releases, a slow one answers), bounded by
 	// the step timeout, so the snapshot shows where they landed. An agent
@@ -251,6 +264,14 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	// dial: that is ours, not an agent error.
 	if ctx.Err() != nil && outcome != trace.OutcomeScored && outcome != trace.OutcomeExcluded {
 		outcome, reason = trace.OutcomeHarnessError, ReasonCancelled
+	}
+	// A call whose own timers fired too late tested other timing than
+	// its script's: whatever it shows, it is ours to re-run.
+	res.Harness.Backend = bc.Lateness()
+	res.Harness.Settle(effectiveScale(res.TimeScale, scale))
+	if why := overloaded(res.Harness, r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError {
+		rec.Record(trace.SourceHarness, trace.KindNote, &trace.Note{Text: fmt.Sprintf("the call would have ended as %s", describeOutcome(outcome, reason))})
+		outcome, reason = trace.OutcomeHarnessError, why
 	}
 	rec.Record(trace.SourceHarness, trace.KindSnapshot, &trace.Snapshot{Records: bc.Snapshot()})
 	return end(outcome, reason, &res)

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/callproof/callproof/scorer"
@@ -51,6 +52,20 @@ type Summary struct {
 	// Audio is turn-taking measured from the audio of audio-dialect calls
 	// (real time), beside the axes; nil when no call was an audio call.
 	Audio *AudioTurns `json:"audio,omitempty"`
+	// Harness is how late the harness's own timers fired, over every call
+	// that measured it (overloaded ones included); nil when none did.
+	Harness *HarnessLate `json:"harness_lateness,omitempty"`
+}
+
+// HarnessLate summarises the harness's own scheduling lateness across
+// calls: each call's worst (trace.HarnessLateness.Worst, script time).
+type HarnessLate struct {
+	Calls      int           `json:"calls"`
+	P50        time.Duration `json:"worst_p50"`
+	P99        time.Duration `json:"worst_p99"`
+	Max        time.Duration `json:"worst_max"`
+	WorstCall  string        `json:"worst_call,omitempty"`
+	Overloaded int           `json:"overloaded"` // calls marked harness_error for it
 }
 
 // AudioTurns summarises what the audio of the counted calls showed.
@@ -138,6 +153,7 @@ func Summarize(scores []scorer.CallScore) Summary {
 	s.Axes = counts
 	s.Latency = latency(scores)
 	s.Audio = audioTurns(scores)
+	s.Harness = harnessLate(scores)
 	order := map[scorer.Bucket]int{}
 	for i, b := range scorer.Buckets() {
 		order[b] = i
@@ -185,6 +201,35 @@ func latency(scores []scorer.CallScore) Latency {
 		ResponseP50: percentile(resp, 50), ResponseP95: percentile(resp, 95),
 		YieldP50: percentile(yield, 50), YieldP95: percentile(yield, 95), Yields: len(yield),
 	}
+}
+
+// OverloadedPrefix starts the harness_error reason of a call whose
+// harness lateness was over the overload bound (harness.ReasonOverloaded).
+const OverloadedPrefix = "overloaded"
+
+// harnessLate gathers every call's harness lateness.
+func harnessLate(scores []scorer.CallScore) *HarnessLate {
+	var out HarnessLate
+	var worst []time.Duration
+	for _, c := range scores {
+		if c.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(c.Reason, OverloadedPrefix+":") {
+			out.Overloaded++
+		}
+		l := c.Diag.Lateness
+		if l == nil {
+			continue
+		}
+		out.Calls++
+		worst = append(worst, l.Worst)
+		if out.WorstCall == "" || l.Worst > out.Max {
+			out.Max, out.WorstCall = l.Worst, c.Call
+		}
+	}
+	if out.Calls == 0 && out.Overloaded == 0 {
+		return nil
+	}
+	out.P50, out.P99 = percentile(worst, 50), percentile(worst, 99)
+	return &out
 }
 
 // audioTurns gathers the audio diagnostics of the counted calls.

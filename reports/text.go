@@ -62,6 +62,16 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 		fmt.Fprintf(&b, "audio turn-taking (%d calls)  response p50 %s p95 %s  yield p50 %s p95 %s (%d of %d barge-ins)  false yields %d  worst frame lateness %s\n",
 			a.Calls, round(a.ResponseP50), round(a.ResponseP95), round(a.YieldP50), round(a.YieldP95), a.Yields, a.BargeIns, a.FalseYields, round(a.WorstLateness))
 	}
+	if h := s.Harness; h != nil {
+		// The harness's own timers against the script: how busy this
+		// machine was, never a verdict on the agent.
+		fmt.Fprintf(&b, "harness lateness (script time, each call's worst)  p50 %s p99 %s max %s (%s)",
+			round(h.P50), round(h.P99), round(h.Max), h.WorstCall)
+		if h.Overloaded > 0 {
+			fmt.Fprintf(&b, "  · %d calls overloaded, not scored: re-run them on a less busy machine or with less --concurrency", h.Overloaded)
+		}
+		b.WriteString("\n")
+	}
 	if len(s.Buckets) > 0 {
 		fmt.Fprintf(&b, "\nroot causes (primary, +secondary)\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -13,7 +13,7 @@ func Score(h *trace.History) CallScore {
 	}
 	if end != nil {
 		cs.Reason = end.Reason
-		cs.Diag = Diagnostics{ResponseLatency: end.ResponseLatency, YieldLatency: end.YieldLatency, TimeScale: end.TimeScale, Audio: end.Audio}
+		cs.Diag = Diagnostics{ResponseLatency: end.ResponseLatency, YieldLatency: end.YieldLatency, TimeScale: end.TimeScale, Audio: end.Audio, Lateness: end.Lateness}
 		switch end.Outcome {
 		case trace.OutcomeAgentError, trace.OutcomeHarnessError, trace.OutcomeExcluded:
 			cs.Outcome = end.Outcome

@@ -89,6 +89,8 @@ type Diagnostics struct {
 	TimeScale       float64       `json:"time_scale,omitempty"`
 	// Audio: an audio call's frame timing and turn-taking.
 	Audio *trace.AudioDiag `json:"audio,omitempty"`
+	// Lateness: how late the harness's own timers fired in the call.
+	Lateness *trace.HarnessLateness `json:"harness_lateness,omitempty"`
 }
 
 // CallScore is everything the scorer says about one call.

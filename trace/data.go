@@ -47,6 +47,56 @@ type CallEnd struct {
 	YieldLatency    time.Duration `json:"yield_latency,omitempty"`
 	// Audio is set for calls over an audio dialect: what the audio showed.
 	Audio *AudioDiag `json:"audio,omitempty"`
+	// Lateness is how late the harness's own scheduled actions ran
+	// against the script in this call. Zero in older histories.
+	Lateness *HarnessLateness `json:"harness_lateness,omitempty"`
+}
+
+// HarnessLateness is how late the harness's own timers fired in one call,
+// against when the script (or the event that triggered a step) said they
+// should: a measure of the harness's machine, never of the agent. Real
+// time; Worst is in script time, the figure the overload bound applies to.
+type HarnessLateness struct {
+	// Triggers: steps that waited for a time or an event, from that time
+	// (or the event's arrival) to the step starting; wait_quiet included.
+	Triggers LatenessStat `json:"triggers"`
+	// Speech: the caller's words (partials and finals at their word
+	// times), noise and silence ends; in audio, the caller's 20 ms frames.
+	Speech LatenessStat `json:"speech"`
+	// Backend: the mock backend's own timers (a hold's release after its
+	// max, an injected latency, a timeout fault).
+	Backend LatenessStat `json:"backend"`
+	// Worst is the largest Max above divided by the call's time scale.
+	Worst time.Duration `json:"worst_script"`
+}
+
+// LatenessStat counts the scheduled actions of one kind in a call and how
+// late the worst of them ran (real time).
+type LatenessStat struct {
+	N   int           `json:"n"`
+	Max time.Duration `json:"max"`
+}
+
+// Add folds one action's lateness in.
+func (s *LatenessStat) Add(late time.Duration) {
+	s.N++
+	s.Max = max(s.Max, late)
+}
+
+// Merge folds another count of the same kind in.
+func (s *LatenessStat) Merge(o LatenessStat) {
+	s.N += o.N
+	s.Max = max(s.Max, o.Max)
+}
+
+// Settle sets Worst from the three kinds at the call's time scale (1 when
+// scale <= 0).
+func (l *HarnessLateness) Settle(scale float64) {
+	if scale <= 0 {
+		scale = 1
+	}
+	m := max(l.Triggers.Max, l.Speech.Max, l.Backend.Max)
+	l.Worst = time.Duration(float64(m) / scale)
 }
 
 // UnclearText starts the recorded text of an agent utterance that was

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -97,11 +97,10 @@ func writeHTMLReport(run *harness.SavedRun, dir, file, suite, agent string) ([]s
 		parts = append(parts, filepath.Base(filepath.Clean(dir)))
 	}
 	r := htmlreport.Scored(strings.Join(parts, " · "), hs)
-	var b bytes.Buffer
-	if err := htmlreport.Write(&b, r); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+	// Straight to the file: a report of thousands of calls is hundreds of
+	// megabytes, not worth holding twice. A temp file renamed over the
+	// report, so a failed write never leaves half a report behind.
+	if err := writeFileVia(file, func(w io.Writer) error { return htmlreport.Write(w, r) }); err != nil {
 		return nil, err
 	}
 	scores := make([]scorer.CallScore, len(r.Calls))
@@ -118,4 +117,31 @@ func firstOf(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// writeFileVia writes path through write, buffered, into a temp file
+// beside it that then replaces path.
+func writeFileVia(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }

@@ -325,6 +325,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
 	bar := newProgress(stderr)
 	r.Progress = bar.update
+	r.DropHistories = true // read back from disk below
 	_, err = r.Place(ctx, p.agent, calls)
 	bar.done()
 	if cerr := res.Close(); err == nil {
