@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,12 +77,13 @@ type Call struct {
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	scale    float64
-	rng      *mrand.Rand
+	seed     int64
+	rng      *mrand.Rand // made at the first draw (random): most calls never draw
 	faults   []*faultSlot
 	holds    []*hold
 	nextID   int
 	nextOp   int
-	inflight map[string]string // ref → tool of requests being served
+	inflight []servedRequest // requests being served: a call has few at once
 	budget   meter
 	stalled  int // requests whose body was still arriving when the call closed
 }
@@ -99,7 +101,9 @@ func (c *Call) StalledBodies() int {
 	return c.stalled
 }
 
-// tool is a ToolSpec with its argument patterns compiled.
+// tool is a ToolSpec with its argument patterns compiled. Every call
+// opened with the same catalogue shares it (Server.catalogue), so nothing
+// writes to it once compileTools has returned.
 type tool struct {
 	spec     trace.ToolSpec
 	args     map[string]trace.ArgSpec
@@ -107,27 +111,14 @@ type tool struct {
 }
 
 func newCall(s *Server, cfg CallConfig) (*Call, error) {
-	tools, err := compileTools(cfg.Tools)
+	tools, err := s.catalogue(cfg.Tools)
 	if err != nil {
 		return nil, err
 	}
-	db, err := newDB()
+	db, err := s.startStore(cfg.Records)
 	if err != nil {
-		return nil, fmt.Errorf("mockbackend: %w", err)
+		return nil, err
 	}
-	txn := db.Txn(true)
-	for _, r := range cfg.Records {
-		if r.Table == "" || r.Key == "" {
-			txn.Abort()
-			return nil, fmt.Errorf("mockbackend: record %q/%q needs a table and a key", r.Table, r.Key)
-		}
-		r = r.Clone()
-		if r.Version == 0 {
-			r.Version = 1
-		}
-		must(txn.Insert(tabRecords, &r))
-	}
-	txn.Commit()
 
 	rec := cfg.Recorder
 	if rec == nil {
@@ -151,12 +142,10 @@ func newCall(s *Server, cfg CallConfig) (*Call, error) {
 		ctx:      ctx,
 		cancel:   cancel,
 		scale:    normScale(cfg.TimeScale),
-		inflight: map[string]string{},
+		seed:     cfg.Seed,
 		budget:   newMeter(cfg.Budget),
 
 		bodyTimeout: cfg.BodyTimeout,
-		// Two streams from one seed: the same seed replays the same draws.
-		rng: mrand.New(mrand.NewPCG(uint64(cfg.Seed), uint64(cfg.Seed)^0x9e3779b97f4a7c15)),
 	}
 	for _, f := range cfg.Faults {
 		if err := c.addFault(f); err != nil {
@@ -185,7 +174,8 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 		default:
 			return nil, fmt.Errorf("mockbackend: tool %q: unknown effect %q", sp.Name, sp.Effect)
 		}
-		t := &tool{spec: sp, args: map[string]trace.ArgSpec{}, patterns: map[string]*regexp.Regexp{}}
+		sp = cloneSpec(sp)
+		t := &tool{spec: sp, args: make(map[string]trace.ArgSpec, len(sp.Args))}
 		for _, a := range sp.Args {
 			switch a.Type {
 			case "", trace.ArgString, trace.ArgInteger, trace.ArgDate, trace.ArgTime, trace.ArgNumber:
@@ -196,6 +186,9 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 				re, err := regexp.Compile(a.Pattern)
 				if err != nil {
 					return nil, fmt.Errorf("mockbackend: tool %q arg %q: %w", sp.Name, a.Name, err)
+				}
+				if t.patterns == nil {
+					t.patterns = map[string]*regexp.Regexp{}
 				}
 				t.patterns[a.Name] = re
 			}
@@ -310,11 +303,12 @@ func (c *Call) Close() {
 		case <-done:
 		case <-t.C:
 			c.mu.Lock()
-			refs := make([]string, 0, len(c.inflight))
-			for _, ref := range trace.SortedKeys(c.inflight) {
-				refs = append(refs, ref+" "+c.inflight[ref])
-			}
+			served := slices.SortedFunc(slices.Values(c.inflight), func(a, b servedRequest) int { return strings.Compare(a.ref, b.ref) })
 			c.mu.Unlock()
+			refs := make([]string, 0, len(served))
+			for _, r := range served {
+				refs = append(refs, r.ref+" "+r.tool)
+			}
 			c.rec.Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: fmt.Sprintf(
 				"mockbackend: call closed with %d request(s) still in flight after %s: %s",
 				len(refs), CloseWait, strings.Join(refs, ", "))})
@@ -326,16 +320,29 @@ func (c *Call) Close() {
 	})
 }
 
+// servedRequest is a request being served, for Close's report.
+type servedRequest struct{ ref, tool string }
+
 // track registers a request being served, for Close's report.
 func (c *Call) track(ref, tool string) func() {
 	c.mu.Lock()
-	c.inflight[ref] = clip(tool, maxLoggedPath)
+	c.inflight = append(c.inflight, servedRequest{ref, clip(tool, maxLoggedPath)})
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		delete(c.inflight, ref)
+		c.inflight = slices.DeleteFunc(c.inflight, func(r servedRequest) bool { return r.ref == ref })
 		c.mu.Unlock()
 	}
+}
+
+// random is the call's source of fault draws, made from its seed at the
+// first draw; c.mu must be held. Two streams from one seed: the same seed
+// replays the same draws.
+func (c *Call) random() *mrand.Rand {
+	if c.rng == nil {
+		c.rng = mrand.New(mrand.NewPCG(uint64(c.seed), uint64(c.seed)^0x9e3779b97f4a7c15))
+	}
+	return c.rng
 }
 
 // enter registers a request in flight; false once the call is closed.

@@ -4,6 +4,9 @@
 // executed with trace.Apply (so the scorer computes intended state the same
 // way), written to an append-only ledger in the same transaction as its state
 // change, and recorded as tool.* events into the call's trace.Recorder.
+// Calls configured alike share, read-only, their compiled catalogue and a
+// template of their starting store (a bounded cache on the Server), so an
+// open call costs little more than its own writes.
 //
 // Scenarios steer a call through faults (small units that wrap the rest of
 // a request, like toxiproxy's toxics), holds that park a request before its

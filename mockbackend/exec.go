@@ -21,27 +21,30 @@ func (c *Call) execute(x *exchange) reply {
 	spec := x.tool.spec
 	txn := c.db.Txn(true)
 	defer txn.Abort()
-	before := tableRecords(txn, spec.Table)
-
 	if spec.Effect == trace.EffectRead {
 		key := x.args[spec.KeyArg]
-		r, ok := findRecord(before, spec.Table, key)
-		if !ok {
+		r := storedRecord(txn, spec.Table, key)
+		if r == nil {
 			return errorReply(http.StatusNotFound, "not_found", fmt.Sprintf("no %s record %q", spec.Table, key), spec.KeyArg)
 		}
-		return reply{status: http.StatusOK, body: recordBody(r)}
+		return reply{status: http.StatusOK, body: recordBody(r.Clone())}
 	}
 
+	before := tableRecords(txn, spec.Table)
 	after, err := trace.Apply(before, spec, x.args)
 	if err != nil {
 		return errorReply(http.StatusNotFound, "not_found", err.Error(), spec.KeyArg)
 	}
 	var old, rec trace.Record
+	var stored map[string]string // old's fields as stored, for the ledger
 	switch spec.Effect {
 	case trace.EffectUpdate:
 		key := x.args[spec.KeyArg]
 		old, _ = findRecord(before, spec.Table, key)
 		rec, _ = findRecord(after, spec.Table, key)
+		if r := storedRecord(txn, spec.Table, key); r != nil {
+			stored = r.Fields
+		}
 	case trace.EffectCreate:
 		rec = after[len(after)-1]
 		if _, taken := findRecord(before, rec.Table, rec.Key); taken {
@@ -53,7 +56,10 @@ func (c *Call) execute(x *exchange) reply {
 	amendLedger(txn, x.id, func(r *LedgerRow) {
 		r.Committed = ptr(at)
 		r.Table, r.Key = rec.Table, rec.Key
-		r.Before, r.After = cloneFields(old.Fields), cloneFields(rec.Fields)
+		// The row shares the maps of the records stored before and after
+		// (never changed once stored; Ledger hands out copies), so a write
+		// costs the ledger no copy of its record.
+		r.Before, r.After = stored, rec.Fields
 		r.VersionBefore, r.VersionAfter = old.Version, rec.Version
 	})
 	txn.Commit()
@@ -70,6 +76,7 @@ func (c *Call) execute(x *exchange) reply {
 // first request is still running.
 func (c *Call) admit(x *exchange) (rep reply, admitted bool) {
 	fp := fingerprint(x.name, x.args)
+	x.fp = fp // storeKey's too
 	txn := c.db.Txn(true)
 	defer txn.Abort()
 	raw, err := txn.First(tabIdem, idxID, x.key)
@@ -103,8 +110,7 @@ func (c *Call) admit(x *exchange) (rep reply, admitted bool) {
 func (c *Call) storeKey(x *exchange, rep reply) {
 	txn := c.db.Txn(true)
 	defer txn.Abort()
-	fp := fingerprint(x.name, x.args)
-	must(txn.Insert(tabIdem, &idemEntry{Key: x.key, Fingerprint: fp, Ref: x.ref, Done: true, Status: rep.status, Body: rep.body}))
+	must(txn.Insert(tabIdem, &idemEntry{Key: x.key, Fingerprint: x.fp, Ref: x.ref, Done: true, Status: rep.status, Body: rep.body}))
 	txn.Commit()
 }
 

@@ -94,7 +94,7 @@ func (c *Call) pickFaults(x *exchange) []injector {
 		if s.spec.Times > 0 && s.seen > s.spec.Times {
 			continue
 		}
-		if p := s.spec.Probability; p > 0 && p < 1 && c.rng.Float64() >= p {
+		if p := s.spec.Probability; p > 0 && p < 1 && c.random().Float64() >= p {
 			continue
 		}
 		out = append(out, s.unit)

@@ -30,6 +30,7 @@ type exchange struct {
 	tool   *tool  // nil when unknown
 	args   map[string]string
 	key    string
+	fp     string // fingerprint of name and args, once the key is claimed (admit)
 	built  *int
 	remote string
 	via    string // Reason put on this delivery's events ("" or reasonDuplicate)
@@ -267,7 +268,7 @@ func (c *Call) receive(x *exchange) {
 		Args: cloneFields(x.args), IdempotencyKey: x.key, BuiltFrom: x.built, Remote: x.remote,
 	})
 	c.insertRow(LedgerRow{
-		ID: x.id, Ref: x.ref, Tool: x.name, Args: cloneFields(x.args), IdempotencyKey: x.key,
+		ID: x.id, Ref: x.ref, Tool: x.name, Args: x.args, IdempotencyKey: x.key, // x.args is never changed once decoded
 		BuiltFrom: x.built, Remote: x.remote, Reason: x.via, Received: at,
 	})
 }
@@ -322,7 +323,7 @@ func (c *Call) redeliver(orig *exchange) {
 	id, ref := c.nextRef()
 	x := &exchange{
 		c: c, ctx: c.ctx, id: id, ref: ref, name: orig.name, tool: orig.tool,
-		args: cloneFields(orig.args), key: orig.key, built: orig.built, remote: orig.remote, via: reasonDuplicate,
+		args: orig.args, key: orig.key, built: orig.built, remote: orig.remote, via: reasonDuplicate,
 		dupOf: orig.ref,
 	}
 	c.receive(x)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/trace"
+	"github.com/hashicorp/go-memdb"
 )
 
 // Limits of the HTTP server Start runs. A tool request's body also has its
@@ -86,6 +87,13 @@ type Server struct {
 	rejected []RejectedRequest
 	rejNext  int
 	rejTotal int64
+
+	// Read-only parts that calls configured alike share, so an open call
+	// costs little more than its own state: the store schema, compiled
+	// catalogues and starting stores (see shared.go).
+	schema     *memdb.DBSchema
+	catalogues shared[map[string]*tool]
+	stores     shared[*memdb.MemDB]
 }
 
 // New makes a server; Start it or mount Handler on your own.
@@ -102,7 +110,10 @@ func New(opts Options) *Server {
 	if opts.RejectedLogSize <= 0 {
 		opts.RejectedLogSize = DefaultRejectedLogSize
 	}
-	s := &Server{opts: opts, calls: map[string]*Call{}, gone: map[string]string{}, owners: map[string]string{}}
+	s := &Server{
+		opts: opts, calls: map[string]*Call{}, gone: map[string]string{}, owners: map[string]string{},
+		schema: newSchema(), catalogues: shared[map[string]*tool]{max: sharedCacheSize}, stores: shared[*memdb.MemDB]{max: sharedCacheSize},
+	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /calls/{id}/tools/{tool}", s.serveTool)
 	s.mux.HandleFunc("GET /calls/{id}/ledger", s.serveLedger)

@@ -12,6 +12,9 @@ import (
 
 // memdb tables. Objects in them are never mutated after insert: an update
 // inserts a changed copy, so earlier read transactions stay consistent.
+// Other holders rely on it too: calls opened with the same records share
+// the template's records (Server.startStore), and a ledger row shares its
+// maps with the records it names and with its earlier versions.
 const (
 	tabRecords = "records"     // *trace.Record, unique by (Table, Key)
 	tabLedger  = "ledger"      // *LedgerRow, unique by ID
@@ -83,8 +86,10 @@ type idemEntry struct {
 	Body        []byte
 }
 
-func newDB() (*memdb.MemDB, error) {
-	return memdb.NewMemDB(&memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+// newSchema is the store's schema. A Server builds it once: memdb only
+// reads a schema, so every call's store shares it.
+func newSchema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 		tabRecords: {Name: tabRecords, Indexes: map[string]*memdb.IndexSchema{
 			idxID: {Name: idxID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 				&memdb.StringFieldIndex{Field: "Table"},
@@ -97,7 +102,29 @@ func newDB() (*memdb.MemDB, error) {
 		tabIdem: {Name: tabIdem, Indexes: map[string]*memdb.IndexSchema{
 			idxID: {Name: idxID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 		}},
-	}})
+	}}
+}
+
+// newStore makes a store holding copies of records (version 0 becomes 1).
+func newStore(schema *memdb.DBSchema, records []trace.Record) (*memdb.MemDB, error) {
+	db, err := memdb.NewMemDB(schema)
+	if err != nil {
+		return nil, fmt.Errorf("mockbackend: %w", err)
+	}
+	txn := db.Txn(true)
+	defer txn.Abort()
+	for _, r := range records {
+		if r.Table == "" || r.Key == "" {
+			return nil, fmt.Errorf("mockbackend: record %q/%q needs a table and a key", r.Table, r.Key)
+		}
+		r = r.Clone()
+		if r.Version == 0 {
+			r.Version = 1
+		}
+		must(txn.Insert(tabRecords, &r))
+	}
+	txn.Commit()
+	return db, nil
 }
 
 // must turns a memdb error into a panic. With a fixed schema and inputs
@@ -151,6 +178,21 @@ func lookupRecord(txn *memdb.Txn, table, key string) (trace.Record, bool) {
 	return raw.(*trace.Record).Clone(), true
 }
 
+// storedRecord is the record of exactly that table and key as stored, or
+// nil: read it, never change it. (The index joins table and key with NUL,
+// so a table and key that hold NULs could name another record.)
+func storedRecord(txn *memdb.Txn, table, key string) *trace.Record {
+	raw, err := txn.First(tabRecords, idxID, table, key)
+	must(err)
+	if raw == nil {
+		return nil
+	}
+	if r := raw.(*trace.Record); r.Table == table && r.Key == key {
+		return r
+	}
+	return nil
+}
+
 func allRecords(txn *memdb.Txn) []trace.Record {
 	it, err := txn.Get(tabRecords, idxID)
 	must(err)
@@ -167,14 +209,18 @@ func allRecords(txn *memdb.Txn) []trace.Record {
 	return out
 }
 
-// amendLedger applies fn to a copy of row id and stores the copy.
+// amendLedger applies fn to a copy of row id and stores the copy. The copy
+// shares the stored row's maps: no fn changes a map in place (each sets
+// fields), and a stored row is never changed. Only Faults is clipped, so
+// appending to it copies rather than writing into the stored row's array.
 func amendLedger(txn *memdb.Txn, id int, fn func(*LedgerRow)) {
 	raw, err := txn.First(tabLedger, idxID, id)
 	must(err)
 	if raw == nil {
 		return
 	}
-	row := raw.(*LedgerRow).clone()
+	row := *raw.(*LedgerRow)
+	row.Faults = slices.Clip(row.Faults)
 	fn(&row)
 	must(txn.Insert(tabLedger, &row))
 }
