@@ -1,9 +1,7 @@
 package callsim
 
 import (
-	"encoding/json"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/callproof/callproof/trace"
@@ -83,20 +81,8 @@ func runeStart(s string, n int) int {
 	return n
 }
 
-// history keeps a call's running size, as trace.WriteJSONL would write it.
-// The recorder's subscription feeds it, so every party's events count.
-type history struct {
-	bytes  atomic.Int64
-	events atomic.Int64
-}
-
-// add counts e and reports whether the history is now over lim.
-func (h *history) add(e trace.Event, lim Limits) bool {
-	n := int64(1) // the newline
-	if b, err := json.Marshal(&e); err == nil {
-		n += int64(len(b))
-	}
-	bytes := h.bytes.Add(n)
-	events := h.events.Add(1)
-	return bytes > lim.MaxHistoryBytes || events > int64(lim.MaxHistoryEvents)
+// overHistory reports whether rec's history is over lim's budget.
+func overHistory(rec *trace.Recorder, lim Limits) bool {
+	bytes, events := rec.Size()
+	return bytes > lim.MaxHistoryBytes || events > lim.MaxHistoryEvents
 }

@@ -169,7 +169,7 @@ func checkAgentFrames(t *testing.T, pair [][]byte, n int) {
 	if len(h.Events) > r.lim.MaxHistoryEvents+2 {
 		t.Fatalf("history of %d events, over %d", len(h.Events), r.lim.MaxHistoryEvents)
 	}
-	if got := r.hist.bytes.Load(); got != int64(buf.Len()) {
+	if got, _ := r.rec.Size(); got != int64(buf.Len()) {
 		t.Fatalf("history counted as %d bytes, written as %d", got, buf.Len())
 	}
 }

@@ -56,7 +56,6 @@ type run struct {
 	// Shared with the pump and the recorder's subscription.
 	ackCh     chan native.Ack // first ack only
 	connDown  atomic.Bool     // the pump saw the connection go
-	hist      history         // the history's size so far
 	truncated atomic.Int64    // agent events whose text was cut
 
 	textSent int64 // agent text the call has sent; the pump's
@@ -170,8 +169,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 		r.note(fmt.Sprintf("agent text cut to %d bytes in %d events (MaxEventTextBytes)", r.lim.MaxEventTextBytes, n))
 	}
 	if end.reason == ReasonHistoryBudget {
+		bytes, events := r.rec.Size()
 		r.note(fmt.Sprintf("history reached %d bytes in %d events; budget %d bytes, %d events (MaxHistoryBytes, MaxHistoryEvents)",
-			r.hist.bytes.Load(), r.hist.events.Load(), r.lim.MaxHistoryBytes, r.lim.MaxHistoryEvents))
+			bytes, events, r.lim.MaxHistoryBytes, r.lim.MaxHistoryEvents))
 	}
 	res := Result{Outcome: end.outcome, Reason: end.reason, TimeScale: r.scale}
 	res.ResponseLatency, res.YieldLatency = Latencies(r.rec.Events())
@@ -250,14 +250,11 @@ func (s *Simulator) newRun(ctx context.Context, c Call) (*run, func()) {
 	}
 	r.base, r.stop = context.WithCancelCause(ctx)
 	r.ctx = r.base
-	for _, e := range r.rec.Events() {
-		r.hist.add(e, r.lim)
-	}
 	over := agentError(ReasonHistoryBudget)
 	unsub := r.rec.Subscribe(func(e trace.Event) {
 		r.in.push(e)
 		// Under the recorder's lock: cancelling records nothing.
-		if r.hist.add(e, r.lim) {
+		if overHistory(r.rec, r.lim) {
 			r.stop(over)
 		}
 	})

@@ -1,49 +1,36 @@
 package harness
 
 import (
-	"encoding/json"
 	"sync"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/trace"
 )
 
-// historyMeter keeps a call's history size as trace.WriteJSONL writes it
-// (every party's events, from the subscription on) and closes over once
-// it passes the call's MaxHistoryBytes or MaxHistoryEvents.
+// historyMeter watches a call's history size (trace.Recorder.Size: every
+// party's events, as trace.WriteJSONL writes them) and closes over once it
+// passes the call's MaxHistoryBytes or MaxHistoryEvents.
 type historyMeter struct {
-	lim    callsim.Limits
-	over   chan struct{}
-	unsub  func()
-	mu     sync.Mutex
-	bytes  int64
-	events int
-	closed bool
+	lim   callsim.Limits
+	rec   *trace.Recorder
+	over  chan struct{}
+	unsub func()
+	once  sync.Once
 }
 
-// newHistoryMeter counts rec's events so far and every later one.
+// newHistoryMeter checks rec's history now and after every later event.
 func newHistoryMeter(lim callsim.Limits, rec *trace.Recorder) *historyMeter {
-	m := &historyMeter{lim: lim, over: make(chan struct{})}
-	m.unsub = rec.Subscribe(m.add)
-	for _, e := range rec.Events() {
-		m.add(e)
-	}
+	m := &historyMeter{lim: lim, rec: rec, over: make(chan struct{})}
+	m.unsub = rec.Subscribe(func(trace.Event) { m.check() })
+	m.check()
 	return m
 }
 
-// add runs under the recorder's lock: it only counts.
-func (m *historyMeter) add(e trace.Event) {
-	n := int64(1) // the newline
-	if b, err := json.Marshal(&e); err == nil {
-		n += int64(len(b))
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.bytes += n
-	m.events++
-	if !m.closed && (m.bytes > m.lim.MaxHistoryBytes || m.events > m.lim.MaxHistoryEvents) {
-		m.closed = true
-		close(m.over)
+// check runs under the recorder's lock: it only compares.
+func (m *historyMeter) check() {
+	bytes, events := m.rec.Size()
+	if bytes > m.lim.MaxHistoryBytes || events > m.lim.MaxHistoryEvents {
+		m.once.Do(func() { close(m.over) })
 	}
 }
 

@@ -39,9 +39,12 @@ type Runner struct {
 	// Results, when set, receives every call as it completes.
 	Results *Results
 	// DropHistories makes Place return each call's score without its
-	// history, once Results has it: a run of thousands of calls then does
-	// not hold every finished call's history in memory.
+	// history (Results, when set, has it): a run of thousands of calls
+	// then does not hold every finished call's history in memory.
 	DropHistories bool
+	// Ramp spreads the starts of the first Concurrency calls evenly over
+	// this long (real time); 0 starts them at once.
+	Ramp time.Duration
 	// Progress, when set, is called after each call (from one goroutine at a time).
 	Progress func(done, total int, s scorer.CallScore)
 }
@@ -81,7 +84,17 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 	done := 0
 	var writeErr error
 	var cancelled []string
+	first := min(conc, len(ps))
+	began := time.Now()
 	for i, p := range ps {
+		if r.Ramp > 0 && i < first && i > 0 {
+			t := time.NewTimer(time.Until(began.Add(r.Ramp * time.Duration(i) / time.Duration(first))))
+			select {
+			case <-t.C:
+			case <-runCtx.Done():
+			}
+			t.Stop()
+		}
 		// Once cancelled, calls no longer wait for a slot: each is
 		// recorded at once as cancelled.
 		acquired := false
@@ -99,7 +112,7 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 			h := r.call(runCtx, agentURL, p)
 			s := scorer.Score(h)
 			out[i] = CallResult{History: h, Score: s}
-			if r.DropHistories && r.Results != nil {
+			if r.DropHistories {
 				out[i].History = nil
 			}
 			mu.Lock()

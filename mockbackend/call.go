@@ -85,7 +85,8 @@ type Call struct {
 	nextOp   int
 	inflight []servedRequest // requests being served: a call has few at once
 	budget   meter
-	stalled  int // requests whose body was still arriving when the call closed
+	stalled  int                // requests whose body was still arriving when the call closed
+	late     trace.LatenessStat // how late the call's timers fired (Lateness)
 }
 
 // ReasonStalledBody is the agent_error reason for a call that ended with a

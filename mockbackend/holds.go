@@ -131,7 +131,8 @@ func (c *Call) await(x *exchange, h *hold) (rep reply, proceed bool) {
 	reason := "released"
 	select {
 	case d = <-h.decide:
-	case <-t.C:
+	case due := <-t.C:
+		c.fired(due)
 		reason = "auto-release after max"
 	case <-x.ctx.Done():
 		c.endHold(h)
@@ -161,4 +162,22 @@ func (c *Call) endHold(h *hold) {
 	c.mu.Lock()
 	h.done = true
 	c.mu.Unlock()
+}
+
+// fired notes how late a timer of the call's ran: from due (the time its
+// channel was stamped with, when the runtime fired it) to now, when its
+// request's goroutine got round to it.
+func (c *Call) fired(due time.Time) {
+	late := max(time.Since(due), 0)
+	c.mu.Lock()
+	c.late.Add(late)
+	c.mu.Unlock()
+}
+
+// Lateness is how late the call's own timers fired so far: holds released
+// after their max, injected latencies. A measure of the harness's machine.
+func (c *Call) Lateness() trace.LatenessStat {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.late
 }

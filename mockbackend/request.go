@@ -110,7 +110,8 @@ func (x *exchange) wait(d time.Duration) bool {
 	t := time.NewTimer(x.c.scaled(d))
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case due := <-t.C:
+		x.c.fired(due)
 		return true
 	case <-x.ctx.Done():
 	case <-x.c.ctx.Done():

@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +31,10 @@ type Recorder struct {
 	subs   map[int]func(Event)
 	nextID int
 	closed bool
+	// bytes is the history's size as JSONL so far (Size); atomic so a
+	// subscriber, running under mu, can read it.
+	bytes atomic.Int64
+	count atomic.Int64
 }
 
 // NewRecorder starts a call's clock now.
@@ -55,10 +61,24 @@ func (r *Recorder) Record(src Source, kind Kind, data any) Event {
 	}
 	e := Event{Call: r.call, Seq: len(r.events) + 1, At: r.clock.Now().Sub(r.start), Source: src, Kind: kind, Data: data}
 	r.events = append(r.events, e)
+	n := int64(1) // the newline
+	if b, err := json.Marshal(&e); err == nil {
+		n += int64(len(b))
+	}
+	r.bytes.Add(n)
+	r.count.Add(1)
 	for _, fn := range r.subs {
 		fn(e)
 	}
 	return e
+}
+
+// Size is the history so far: its bytes as JSONL (each event as
+// json.Marshal encodes it, and a newline) and its events. Every party's
+// budget reads it, so each event is measured once. Safe to call from a
+// subscriber.
+func (r *Recorder) Size() (bytes int64, events int) {
+	return r.bytes.Load(), int(r.count.Load())
 }
 
 // Subscribe calls fn with every event recorded from now on, under the

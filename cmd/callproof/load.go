@@ -23,6 +23,7 @@ import (
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
                      [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
                      [--speech-cache DIR] [--voice ENGINE/VOICE] [--json]
+       callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json]
 
 Measures how many real-time audio calls this machine's harness sustains:
 places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
@@ -46,9 +47,23 @@ both must use the same one:
   callproof agent careful --transport twilio --speech-cache DIR --listen 127.0.0.1:8081
   callproof load --agent ws://127.0.0.1:8081/ --speech-cache DIR --fidelity
 
+--transport native measures text-mode scale instead: it places N calls
+of the native protocol at once (their starts spread over --ramp, default
+2s), drawn round-robin from --suite (default core; call ids SCENARIO.cK),
+each scored as in a run, and reports the outcomes, how many scored calls
+got their scenario's usual verdicts (the most common among its copies),
+the harness's own lateness (each call's worst, script time; calls over
+the overload bound are harness_error: overloaded), and the harness's
+CPU and peak memory per call. Without --agent it starts the careful
+reference agent in a separate process and reports its CPU and memory too.
+
+  callproof load --transport native --calls 5000
+
 exit: 0 every call kept within a frame of real time (and, with
---fidelity, was heard exactly as said), 1 some fell behind or were heard
-otherwise, 2 bad usage, 3 the run could not happen.
+--fidelity, was heard exactly as said; native: every call scored with its
+scenario's usual verdicts), 1 some fell behind or were heard otherwise
+(native: overloaded or unusual calls), 2 bad usage, 3 the run could not
+happen.
 `
 
 func cmdLoad(args []string, stdout, stderr io.Writer) int {
@@ -61,16 +76,31 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	cache := c.String("speech-cache", "", "speech cache, shared with the agent for --fidelity (default "+harness.DefaultSpeechCache()+")")
 	fidelity := c.Bool("fidelity", false, "check the reference agent's own ear counts: every utterance heard once (needs --agent)")
 	af := audioFlags{}
-	c.StringVar(&af.transport, "transport", transportTwilio, "audio dialect: twilio or webrtc")
+	c.StringVar(&af.transport, "transport", transportTwilio, "twilio or webrtc (audio), or native (text-mode scale)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (the default) or whip")
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer")
+	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
+	scale := c.Float64("scale", 1, "native: time scale offered to the agent")
+	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native: spread the calls' starts over this long")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
-	if err := af.check(1); err != nil || af.transport == transportNative {
-		if err == nil {
-			err = fmt.Errorf("--transport %s: load places audio calls (twilio or webrtc)", af.transport)
+	if af.transport == transportNative {
+		for _, f := range []string{"duration", "fidelity", "voice", "speech-cache", "signaling", "trickle"} {
+			if c.set(f) {
+				fmt.Fprintf(stderr, "callproof load: --%s is for audio load (--transport twilio or webrtc)\n", f)
+				return exitUsage
+			}
 		}
+		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON}, stdout, stderr)
+	}
+	for _, f := range []string{"suite", "scale", "ramp"} {
+		if c.set(f) {
+			fmt.Fprintf(stderr, "callproof load: --%s is for text load (--transport native)\n", f)
+			return exitUsage
+		}
+	}
+	if err := af.check(1); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
 	}
