@@ -70,7 +70,6 @@ func callsimDocConsts() map[string]any {
 // purpose, with why.
 var callsimUndocumented = map[string]string{
 	"nativews.DefaultMaxFrameBytes": "the transport's limit until callsim sets its own (callsim.DefaultMaxFrameBytes) before the first read",
-	"nativews.InboxFrames":          "internal buffering, invisible to an agent",
 	"callsim.ReasonAborted":         "only for a Call.Abort without a reason; the harness always gives one (the backend's tool_flood violation)",
 }
 

@@ -3,9 +3,12 @@ package nativews_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -200,4 +203,177 @@ func TestSendHonoursTheContextDeadline(t *testing.T) {
 	start = time.Now()
 	_ = c.Close()
 	assert.Less(t, time.Since(start), nativews.CloseGrace+time.Second)
+}
+
+// A frame far over the small read and write buffers still goes both ways.
+func TestBigFrameRoundTrip(t *testing.T) {
+	c := serve(t, func(ws *websocket.Conn) {
+		_, b, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		_ = ws.WriteMessage(websocket.TextMessage, b)
+		_, _, _ = ws.ReadMessage()
+	})
+	sent := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 64<<10)}}
+	require.NoError(t, c.Send(ctx(t), sent))
+	f, err := c.Recv(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, sent, f.Message)
+}
+
+// A Dialer set on the Transport is the one that dials.
+func TestTheTransportsDialerIsUsed(t *testing.T) {
+	var dials atomic.Int64
+	d := &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var nd net.Dialer
+		return nd.DialContext(ctx, network, addr)
+	}}
+	c := dialWith(t, &nativews.Transport{Dialer: d}, func(ws *websocket.Conn) { _, _, _ = ws.ReadMessage() })
+	require.NoError(t, c.Send(ctx(t), native.Message{Event: native.EventStop}))
+	assert.Equal(t, int64(1), dials.Load())
+}
+
+// readingAgent reads until the connection ends, so gorilla answers every
+// ping, and counts the pings.
+func readingAgent(pings *atomic.Int64) func(*websocket.Conn) {
+	return func(ws *websocket.Conn) {
+		pong := ws.PingHandler()
+		ws.SetPingHandler(func(data string) error { pings.Add(1); return pong(data) })
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// A Recv's context ends its read with the context's cause, even while
+// pongs keep moving the idle deadline on; the connection is then done
+// reading.
+func TestRecvEndsWithItsContext(t *testing.T) {
+	var pings atomic.Int64
+	c := dialWith(t, &nativews.Transport{}, readingAgent(&pings))
+	c.SetIdleTimeout(200 * time.Millisecond) // a ping every 50ms, each answered
+	why := errors.New("call over")
+	rctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(300*time.Millisecond, func() { cancel(why) })
+	start := time.Now()
+	_, err := c.Recv(rctx)
+	assert.ErrorIs(t, err, why)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Greater(t, pings.Load(), int64(2), "pongs came in during the read")
+	_, err = c.Recv(ctx(t))
+	assert.ErrorIs(t, err, why, "reads stay over")
+}
+
+// A context that ends after its Recv returned leaves the next Recv alone.
+func TestRecvAfterAnEndedContextStillReads(t *testing.T) {
+	c := serve(t, func(ws *websocket.Conn) {
+		for _, s := range []string{`{"event":"a"}`, `{"event":"b"}`} {
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(s))
+			time.Sleep(50 * time.Millisecond)
+		}
+		_, _, _ = ws.ReadMessage()
+	})
+	rctx, cancel := context.WithCancel(context.Background())
+	f, err := c.Recv(rctx)
+	require.NoError(t, err)
+	assert.Equal(t, "a", f.Message.Event)
+	cancel()
+	f, err = c.Recv(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, "b", f.Message.Event)
+}
+
+func TestSendWithADoneContextWritesNothing(t *testing.T) {
+	got := make(chan string, 1)
+	c := serve(t, func(ws *websocket.Conn) {
+		_, b, _ := ws.ReadMessage()
+		got <- string(b)
+	})
+	why := errors.New("too late")
+	dctx, cancel := context.WithCancelCause(context.Background())
+	cancel(why)
+	assert.ErrorIs(t, c.Send(dctx, native.Message{Event: "first"}), why)
+	require.NoError(t, c.Send(ctx(t), native.Message{Event: "second"}))
+	assert.JSONEq(t, `{"event":"second"}`, <-got)
+}
+
+// Cancelling a Send blocked on an agent that never reads ends the write at
+// once with the cause; the connection is then unusable for writes.
+func TestSendEndsWithItsContext(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{WriteTimeout: time.Minute}, hung(t))
+	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
+	why := errors.New("call over")
+	sctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(300*time.Millisecond, func() { cancel(why) })
+	start := time.Now()
+	var err error
+	for err == nil {
+		err = c.Send(sctx, big)
+	}
+	assert.ErrorIs(t, err, why)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	start = time.Now()
+	assert.Error(t, c.Send(ctx(t), native.Message{Event: native.EventStop}))
+	assert.Less(t, time.Since(start), 100*time.Millisecond, "later Sends fail fast")
+}
+
+// Close ends a Send blocked on a stuck agent and a blocked Recv, within
+// about CloseGrace, however many goroutines call it.
+func TestCloseUnblocksASendAndARecv(t *testing.T) {
+	c := dialWith(t, &nativews.Transport{WriteTimeout: time.Minute}, hung(t))
+	big := native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: strings.Repeat("x", 1<<20)}}
+	sent := make(chan error, 1)
+	go func() {
+		var err error
+		for err == nil {
+			err = c.Send(context.Background(), big)
+		}
+		sent <- err
+	}()
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.Recv(context.Background())
+		read <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the socket fills; the test holds either way
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close()
+		}()
+	}
+	wg.Wait()
+	assert.Less(t, time.Since(start), nativews.CloseGrace+time.Second)
+	for _, ch := range []chan error{sent, read} {
+		select {
+		case err := <-ch:
+			assert.Error(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("still blocked after Close")
+		}
+	}
+}
+
+// Pings follow SetIdleTimeout: a new interval applies, zero stops them.
+func TestSetIdleTimeoutRetimesPings(t *testing.T) {
+	var pings atomic.Int64
+	c := dialWith(t, &nativews.Transport{}, readingAgent(&pings))
+	c.SetIdleTimeout(time.Hour)
+	time.Sleep(200 * time.Millisecond)
+	assert.Zero(t, pings.Load(), "one every 15 minutes")
+	c.SetIdleTimeout(200 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
+	assert.GreaterOrEqual(t, pings.Load(), int64(4), "one every 50ms")
+	c.SetIdleTimeout(0)
+	time.Sleep(100 * time.Millisecond)
+	n := pings.Load()
+	time.Sleep(300 * time.Millisecond)
+	assert.Equal(t, n, pings.Load(), "none")
 }
