@@ -63,7 +63,7 @@ type run struct {
 	sendSeq  int
 	utt, snd int
 
-	log      []trace.Event
+	seen     int                      // seq of the last event drained
 	last     trace.Event              // the current step's latest caller event
 	marks    map[string]int           // step id -> last seq seen when it finished
 	doneAt   map[string]time.Duration // step id -> call time it finished
@@ -419,20 +419,18 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// drain moves queued events into the log and the runner's view of the call.
+// drain moves queued events into the runner's view of the call. The
+// events themselves stay in the recorder: triggers read them there, up to
+// the last one drained.
 func (r *run) drain() {
 	for _, e := range r.in.take() {
-		r.log = append(r.log, e)
+		r.seen = e.Seq
 		r.observe(e)
 	}
 }
 
-func (r *run) lastSeq() int {
-	if len(r.log) == 0 {
-		return 0
-	}
-	return r.log[len(r.log)-1].Seq
-}
+// lastSeq is the seq of the last event the runner has seen.
+func (r *run) lastSeq() int { return r.seen }
 
 // quiet: not speaking, no tool call open, no tool job under way.
 func (r *run) quiet() bool { return len(r.speaking) == 0 && len(r.open) == 0 && !r.preparing }

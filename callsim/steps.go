@@ -102,12 +102,12 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0
 	var hit *trace.Event
 	viaFallback := false
-	scan := 0
+	scan := mark + 1 // the next seq to look at
 	found := func() bool {
-		for ; scan < len(r.log); scan++ {
-			e := &r.log[scan]
-			if e.Seq > mark && matches(e, on.Event, on.Match) {
-				hit = e
+		for ; scan <= r.seen; scan++ {
+			if e, ok := r.rec.Event(scan); ok && matches(&e, on.Event, on.Match) {
+				hit = &e
+				scan++
 				return true
 			}
 		}

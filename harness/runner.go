@@ -207,9 +207,14 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	if ctx.Err() != nil {
 		return end(trace.OutcomeHarnessError, ReasonCancelled, nil)
 	}
+	// The backend alone sees the tool request budget break: it ends the
+	// call there and then, with the backend's reason.
+	callCtx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	bc, err := r.Backend.Open(mockbackend.CallConfig{
 		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
-		Budget: mockbackend.Budget{PerSecond: c.Limits.MaxToolRequestsPerSecond, PerCall: c.Limits.MaxToolRequestsPerCall},
+		Budget:     mockbackend.Budget{PerSecond: c.Limits.MaxToolRequestsPerSecond, PerCall: c.Limits.MaxToolRequestsPerCall},
+		OnExceeded: func(violation string) { abort(callsim.AgentFault(violation)) },
 	})
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)
@@ -233,20 +238,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	// simulator enforces during the call.
 	meter := newHistoryMeter(r.Simulator.LimitsFor(sc), rec)
 	defer meter.stop()
-	// The backend alone sees the tool request budget break: end the call
-	// there and then, with the backend's reason.
-	callCtx, abort := context.WithCancelCause(ctx)
-	ran := make(chan struct{})
-	go func() {
-		select {
-		case <-bc.Exceeded():
-			abort(callsim.AgentFault(bc.Violation()))
-		case <-ran:
-		}
-	}()
 	res := r.Simulator.Run(callCtx, sc)
-	close(ran)
-	abort(nil)
 	// A hang-up is not a withdrawal: let tool requests already on their way
 	// finish (a held write auto-releases, a slow one answers), bounded by
 	// the step timeout, so the snapshot shows where they landed. An agent

@@ -116,6 +116,9 @@ func (c *Call) spend(w http.ResponseWriter, tool string) bool {
 		c.rec.Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: fmt.Sprintf(
 			"tool budget exceeded (a request to %q): %s; later requests are refused with 429 and only counted",
 			clip(tool, maxLoggedPath), violation)})
+		if c.onExceed != nil {
+			c.onExceed(violation)
+		}
 	}
 	writeJSON(w, http.StatusTooManyRequests, errorBody("rate_limited", "tool request budget exceeded: "+violation, ""))
 	return false

@@ -49,7 +49,17 @@ func closed(ch <-chan struct{}) bool {
 }
 
 func TestBudgetPerCall(t *testing.T) {
-	f := newFixture(t, func(c *CallConfig) { c.Budget = Budget{PerSecond: -1, PerCall: 3} })
+	var told []string // OnExceeded, once, with the violation
+	var toldMu sync.Mutex
+	f := newFixture(t, func(c *CallConfig) {
+		c.Budget = Budget{PerSecond: -1, PerCall: 3}
+		c.OnExceeded = func(v string) { toldMu.Lock(); told = append(told, v); toldMu.Unlock() }
+	})
+	defer func() {
+		toldMu.Lock()
+		defer toldMu.Unlock()
+		require.Equal(t, []string{"tool_flood: more than 3 tool requests in one call"}, told)
+	}()
 	for range 3 {
 		require.Equal(t, http.StatusOK, f.post("get_order", map[string]any{"order_number": "5590"}).status)
 	}

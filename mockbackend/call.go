@@ -34,6 +34,11 @@ type CallConfig struct {
 	// Budget bounds the agent's tool requests; zero fields take the
 	// defaults (DefaultRequestsPerSecond, DefaultRequestsPerCall).
 	Budget Budget
+	// OnExceeded, when set, is called once with Violation when the agent
+	// breaks the budget (besides Exceeded closing), from the request's
+	// goroutine and with no lock held: the harness ends the call there,
+	// with no goroutine of its own waiting on Exceeded.
+	OnExceeded func(violation string)
 	// BodyTimeout bounds reading one request's body, in script time
 	// (scaled like every delay, never below MinBodyTimeout of real time);
 	// 0 means DefaultBodyTimeout.
@@ -87,6 +92,7 @@ type Call struct {
 	budget   meter
 	stalled  int                // requests whose body was still arriving when the call closed
 	late     trace.LatenessStat // how late the call's timers fired (Lateness)
+	onExceed func(string)
 }
 
 // ReasonStalledBody is the agent_error reason for a call that ended with a
@@ -145,6 +151,7 @@ func newCall(s *Server, cfg CallConfig) (*Call, error) {
 		scale:    normScale(cfg.TimeScale),
 		seed:     cfg.Seed,
 		budget:   newMeter(cfg.Budget),
+		onExceed: cfg.OnExceeded,
 
 		bodyTimeout: cfg.BodyTimeout,
 	}

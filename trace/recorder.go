@@ -97,6 +97,16 @@ func (r *Recorder) Subscribe(fn func(Event)) (cancel func()) {
 	}
 }
 
+// Event returns the event with this seq, if it has been recorded.
+func (r *Recorder) Event(seq int) (Event, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq < 1 || seq > len(r.events) {
+		return Event{}, false
+	}
+	return r.events[seq-1], true
+}
+
 // Events returns a copy of the events so far.
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
