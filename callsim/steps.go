@@ -262,7 +262,7 @@ func (r *run) say(st trace.Step) error {
 		if err := r.waitLate(&r.late.Speech, begin+dur*time.Duration(k)/time.Duration(n)); err != nil {
 			return err
 		}
-		text := strings.Join(words[:k], " ")
+		text := wordsPrefix(st.Text, words, k)
 		r.caller(trace.KindCallerSpeechPartial, ev(text, nil))
 		if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhasePartial, Text: text}}); err != nil {
 			return err
@@ -370,4 +370,22 @@ func (r *run) waitQuiet(st trace.Step) error {
 			return nil
 		}
 	}
+}
+
+// wordsPrefix is the first k of words (strings.Fields(text)) joined by
+// single spaces: a slice of text itself when text spaces them so, as
+// scripts almost always do, so a partial costs no copy of its words.
+func wordsPrefix(text string, words []string, k int) string {
+	lead := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+	end := lead
+	for i, w := range words[:k] {
+		if i > 0 {
+			end++
+		}
+		if !strings.HasPrefix(text[min(end, len(text)):], w) || (i > 0 && text[end-1] != ' ') {
+			return strings.Join(words[:k], " ")
+		}
+		end += len(w)
+	}
+	return text[lead:end]
 }

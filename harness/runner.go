@@ -298,9 +298,11 @@ func effectiveScale(used, offered float64) float64 {
 
 // settle waits until no tool request of the call is open, or bound, or
 // the run is cancelled (a cancelled call proves nothing: no need to wait),
-// or either of stop closes.
+// or either of stop closes. It reads each new event once.
 func settle(ctx context.Context, rec *trace.Recorder, clock trace.Clock, bound time.Duration, stop ...<-chan struct{}) {
 	deadline := clock.Now().Add(bound)
+	open := map[string]bool{}
+	next := 1 // the next seq to read
 	for ctx.Err() == nil {
 		for _, s := range stop {
 			select {
@@ -309,10 +311,10 @@ func settle(ctx context.Context, rec *trace.Recorder, clock trace.Clock, bound t
 			default:
 			}
 		}
-		open := map[string]bool{}
-		for _, e := range rec.Events() {
-			d, ok := e.Data.(*trace.ToolEvent)
-			if !ok {
+		for e, ok := rec.Event(next); ok; e, ok = rec.Event(next) {
+			next++
+			d, isTool := e.Data.(*trace.ToolEvent)
+			if !isTool {
 				continue
 			}
 			switch e.Kind {
