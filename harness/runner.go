@@ -45,6 +45,9 @@ type Runner struct {
 	// Ramp spreads the starts of the first Concurrency calls evenly over
 	// this long (real time); 0 starts them at once.
 	Ramp time.Duration
+	// Stall reads the machine's cumulative CPU stall time for each call's
+	// CPU pressure (default CPUStall; a test injects its own).
+	Stall func() (time.Duration, bool)
 	// Progress, when set, is called after each call (from one goroutine at a time).
 	Progress func(done, total int, s scorer.CallScore)
 }
@@ -187,6 +190,12 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		seed = r.Seed
 	}
 	id := p.CallID()
+	stallRead := r.Stall
+	if stallRead == nil {
+		stallRead = CPUStall
+	}
+	wall0 := time.Now()
+	stall0, stallOK := stallRead()
 	rec := trace.NewRecorder(id, r.Clock)
 	rec.Record(trace.SourceHarness, trace.KindCallStart, &trace.CallStart{
 		Schema: trace.SchemaVersion, ScenarioID: c.Scenario.ID, Trial: p.Trial, Category: string(c.Scenario.Category), Suite: r.Suite,
@@ -274,6 +283,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	// its script's: whatever it shows, it is ours to re-run.
 	res.Harness.Backend = bc.Lateness()
 	res.Harness.Settle(effectiveScale(res.TimeScale, scale))
+	res.Harness.CPUPressure = pressureSince(stallRead, wall0, stall0, stallOK)
 	if why := overloaded(res.Harness, r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError {
 		rec.Record(trace.SourceHarness, trace.KindNote, &trace.Note{Text: fmt.Sprintf("the call would have ended as %s", describeOutcome(outcome, reason))})
 		outcome, reason = trace.OutcomeHarnessError, why

@@ -66,7 +66,24 @@ type HarnessLate struct {
 	Max        time.Duration `json:"worst_max"`
 	WorstCall  string        `json:"worst_call,omitempty"`
 	Overloaded int           `json:"overloaded"` // calls marked harness_error for it
+	// CPU pressure (trace.HarnessLateness.CPUPressure) over the calls that
+	// measured it: the median and the worst share of a call's wall time
+	// the machine was CPU-stalled.
+	PressureCalls int     `json:"pressure_calls,omitempty"`
+	PressureP50   float64 `json:"cpu_pressure_p50,omitempty"`
+	PressureMax   float64 `json:"cpu_pressure_max,omitempty"`
 }
+
+// BusyPressure is the median CPU pressure at which a run's table says the
+// machine was busy: for half its calls or more, some task waited for a CPU
+// at least this share of the time. An agent on the same machine was
+// starved with the harness, and verdicts that hang on its timing may have
+// moved: in the runs measured (docs/PERFORMANCE.md, "Text calls at
+// scale") the first ones did at a median of 60-65%, always to unknown.
+const BusyPressure = 0.6
+
+// Busy says whether the machine was busy during the run (BusyPressure).
+func (h *HarnessLate) Busy() bool { return h != nil && h.PressureCalls > 0 && h.PressureP50 >= BusyPressure }
 
 // AudioTurns summarises what the audio of the counted calls showed.
 type AudioTurns struct {
@@ -211,6 +228,7 @@ const OverloadedPrefix = "overloaded"
 func harnessLate(scores []scorer.CallScore) *HarnessLate {
 	var out HarnessLate
 	var worst []time.Duration
+	var press []float64
 	for _, c := range scores {
 		if c.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(c.Reason, OverloadedPrefix+":") {
 			out.Overloaded++
@@ -218,6 +236,9 @@ func harnessLate(scores []scorer.CallScore) *HarnessLate {
 		l := c.Diag.Lateness
 		if l == nil {
 			continue
+		}
+		if l.CPUPressure != nil {
+			press = append(press, *l.CPUPressure)
 		}
 		out.Calls++
 		worst = append(worst, l.Worst)
@@ -229,6 +250,12 @@ func harnessLate(scores []scorer.CallScore) *HarnessLate {
 		return nil
 	}
 	out.P50, out.P99 = percentile(worst, 50), percentile(worst, 99)
+	if len(press) > 0 {
+		sort.Float64s(press)
+		out.PressureCalls = len(press)
+		out.PressureP50 = press[(len(press)-1)/2]
+		out.PressureMax = press[len(press)-1]
+	}
 	return &out
 }
 

@@ -67,10 +67,16 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 		// machine was, never a verdict on the agent.
 		fmt.Fprintf(&b, "harness lateness (script time, each call's worst)  p50 %s p99 %s max %s (%s)",
 			round(h.P50), round(h.P99), round(h.Max), h.WorstCall)
-		if h.Overloaded > 0 {
-			fmt.Fprintf(&b, "  · %d calls overloaded, not scored: re-run them on a less busy machine or with less --concurrency", h.Overloaded)
+		if h.PressureCalls > 0 {
+			fmt.Fprintf(&b, "  machine CPU pressure p50 %.0f%% max %.0f%%", 100*h.PressureP50, 100*h.PressureMax)
 		}
 		b.WriteString("\n")
+		if h.Overloaded > 0 {
+			fmt.Fprintf(&b, "overloaded: %d calls not scored (the harness ran over its bound): re-run them on a less busy machine or with less --concurrency\n", h.Overloaded)
+		}
+		if h.Busy() {
+			fmt.Fprintf(&b, "busy machine: for half the calls some task waited for a CPU %.0f%% of the time or more; an agent on this machine was starved too, and verdicts that hang on its timing may read unknown\n", 100*h.PressureP50)
+		}
 	}
 	if len(s.Buckets) > 0 {
 		fmt.Fprintf(&b, "\nroot causes (primary, +secondary)\n")

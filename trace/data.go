@@ -68,6 +68,11 @@ type HarnessLateness struct {
 	Backend LatenessStat `json:"backend"`
 	// Worst is the largest Max above divided by the call's time scale.
 	Worst time.Duration `json:"worst_script"`
+	// CPUPressure is the share (0..1) of the call's wall time during
+	// which some runnable task on this machine waited for a CPU (Linux
+	// pressure stall information): an agent on the same machine starves
+	// with the harness. Absent where the kernel does not report it.
+	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
 }
 
 // LatenessStat counts the scheduled actions of one kind in a call and how

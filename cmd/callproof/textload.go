@@ -119,6 +119,10 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 	if l := r.Lateness; l != nil {
 		fmt.Fprintf(w, "harness lateness (script time, each call's worst): p50 %s p99 %s max %s (%s)\n",
 			l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Max.Round(time.Microsecond), l.WorstCall)
+		if l.PressureCalls > 0 {
+			fmt.Fprintf(w, "machine CPU pressure (share of each call's time some task waited for a CPU): p50 %.0f%% max %.0f%%\n",
+				100*l.PressureP50, 100*l.PressureMax)
+		}
 	}
 	fmt.Fprintf(w, "harness: CPU %s per call · peak RSS %d MiB (%d KiB per call)\n",
 		r.CPUPerCall.Round(time.Microsecond), r.PeakRSSBytes>>20, r.RSSPerCallBytes>>10)

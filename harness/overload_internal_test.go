@@ -1,0 +1,66 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// The bound is a contract (docs/PERFORMANCE.md, "Harness lateness"):
+// 2 s of script time, inclusive; the reason names what ran late.
+func TestOverloadBound(t *testing.T) {
+	assert.Equal(t, 2*time.Second, DefaultOverloadBound)
+	at := func(scale float64, tr, sp, be time.Duration) trace.HarnessLateness {
+		l := trace.HarnessLateness{Triggers: trace.LatenessStat{N: 1, Max: tr}, Speech: trace.LatenessStat{N: 1, Max: sp}, Backend: trace.LatenessStat{N: 1, Max: be}}
+		l.Settle(scale)
+		return l
+	}
+	// 100 ms of real time at scale 0.05 is exactly the bound: not over.
+	assert.Empty(t, overloaded(at(0.05, 100*time.Millisecond, 0, 0), 0))
+	why := overloaded(at(0.05, 0, 100*time.Millisecond+time.Microsecond, 0), 0)
+	assert.True(t, strings.HasPrefix(why, ReasonOverloaded+": "), why)
+	assert.Contains(t, why, "the caller's speech")
+	assert.Contains(t, why, "over the 2s bound")
+	assert.Contains(t, overloaded(at(1, 0, time.Second, 3*time.Second), 0), "a backend timer, 3s real")
+	assert.Contains(t, overloaded(at(1, 4*time.Second, 0, 0), 0), "a trigger")
+	// A bound of its own, and none at all.
+	assert.Empty(t, overloaded(at(1, time.Second, 0, 0), 1500*time.Millisecond))
+	assert.NotEmpty(t, overloaded(at(1, 2*time.Second, 0, 0), 1500*time.Millisecond))
+	assert.Empty(t, overloaded(at(1, time.Hour, 0, 0), -1))
+}
+
+// CPU pressure comes from the "some" line's total (microseconds).
+func TestParseStall(t *testing.T) {
+	d, ok := parseStall([]byte("some avg10=5.48 avg60=17.85 avg300=12.58 total=2665354187\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	assert.True(t, ok)
+	assert.Equal(t, 2665354187*time.Microsecond, d)
+	for _, bad := range []string{"", "full total=5\n", "some avg10=1 total=x\n", "some total=-3\n", "some avg10=1\n"} {
+		_, ok := parseStall([]byte(bad))
+		assert.False(t, ok, "%q", bad)
+	}
+}
+
+// A call's pressure is the stall time over its wall time, at most 1; no
+// reading, no figure.
+func TestPressureSince(t *testing.T) {
+	wall0 := time.Now().Add(-time.Second)
+	read := func(d time.Duration) func() (time.Duration, bool) {
+		return func() (time.Duration, bool) { return d, true }
+	}
+	p := pressureSince(read(10*time.Second+500*time.Millisecond), wall0, 10*time.Second, true)
+	if assert.NotNil(t, p) {
+		assert.InDelta(t, 0.5, *p, 0.05)
+	}
+	p = pressureSince(read(time.Hour), wall0, 0, true)
+	if assert.NotNil(t, p) {
+		assert.Equal(t, 1.0, *p)
+	}
+	assert.Nil(t, pressureSince(read(time.Second), wall0, 0, false), "no first reading")
+	assert.Nil(t, pressureSince(func() (time.Duration, bool) { return 0, false }, wall0, 0, true), "no second reading")
+	assert.Nil(t, pressureSince(read(time.Second), wall0, 2*time.Second, true), "a counter that went back")
+	assert.Nil(t, pressureSince(nil, wall0, 0, true))
+}

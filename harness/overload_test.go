@@ -1,0 +1,93 @@
+package harness_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/trace"
+)
+
+// stallClock runs with real time but jumps ahead by jump once at has
+// passed since start: the harness, reading it, sees what a process frozen
+// for that long sees when it wakes (every timer it had set fired late).
+type stallClock struct {
+	start    time.Time
+	at, jump time.Duration
+}
+
+func (c stallClock) Now() time.Time {
+	now := time.Now()
+	if now.Sub(c.start) >= c.at {
+		return now.Add(c.jump)
+	}
+	return now
+}
+
+// A call whose harness stalled past the overload bound is ours to re-run:
+// harness_error, reason "overloaded: …", whatever the agent did, with the
+// outcome it would have had in a note. The same call with the check off
+// is not marked, and a call on a normal clock records its lateness
+// without being marked.
+func TestOverloadedCallIsAHarnessError(t *testing.T) {
+	url := fxCareful(t)
+	cases := fxCases(t, "corr-01")
+	place := func(t *testing.T, clock trace.Clock, bound time.Duration) *trace.History {
+		env := fxEnv(t)
+		r := fxRunner(env)
+		r.Clock, r.OverloadBound = clock, bound
+		out := fxRun(t, r, url, cases)
+		return out[0].History
+	}
+	// 3 s of real time at scale 0.05 is a minute of script time.
+	stall := func() trace.Clock { return stallClock{start: time.Now(), at: 150 * time.Millisecond, jump: 3 * time.Second} }
+
+	t.Run("stalled", func(t *testing.T) {
+		h := place(t, stall(), 0)
+		end := h.End()
+		require.NotNil(t, end)
+		assert.Equal(t, trace.OutcomeHarnessError, end.Outcome)
+		assert.True(t, strings.HasPrefix(end.Reason, harness.ReasonOverloaded+": "), end.Reason)
+		assert.Contains(t, end.Reason, "over the 2s bound")
+		require.NotNil(t, end.Lateness)
+		assert.Greater(t, end.Lateness.Worst, harness.DefaultOverloadBound)
+		var noted bool
+		for _, e := range fxKinds(h, trace.KindNote) {
+			if n, ok := e.Data.(*trace.Note); ok && strings.HasPrefix(n.Text, "the call would have ended as ") {
+				noted = true
+			}
+		}
+		assert.True(t, noted, "the outcome it would have had is noted")
+	})
+	t.Run("check off", func(t *testing.T) {
+		end := place(t, stall(), -1).End()
+		require.NotNil(t, end)
+		assert.False(t, strings.HasPrefix(end.Reason, harness.ReasonOverloaded), end.Reason)
+		require.NotNil(t, end.Lateness)
+		assert.Greater(t, end.Lateness.Worst, harness.DefaultOverloadBound, "still measured")
+	})
+	t.Run("normal", func(t *testing.T) {
+		env := fxEnv(t)
+		r := fxRunner(env)
+		// The machine's stall counter, as the kernel would move it: a
+		// tenth of every second.
+		began := time.Now()
+		r.Stall = func() (time.Duration, bool) { return time.Since(began) / 10, true }
+		end := fxRun(t, r, url, cases)[0].History.End()
+		require.NotNil(t, end)
+		assert.Empty(t, end.Outcome, end.Reason)
+		l := end.Lateness
+		require.NotNil(t, l)
+		assert.Positive(t, l.Triggers.N, "triggers measured")
+		assert.Positive(t, l.Speech.N, "speech measured")
+		assert.Less(t, l.Worst, harness.DefaultOverloadBound)
+		assert.Equal(t, time.Duration(float64(max(l.Triggers.Max, l.Speech.Max, l.Backend.Max))/fxScale), l.Worst, "worst in script time")
+		if assert.NotNil(t, l.CPUPressure) {
+			assert.InDelta(t, 0.1, *l.CPUPressure, 0.02)
+		}
+	})
+}
