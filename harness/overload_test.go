@@ -44,7 +44,9 @@ func TestOverloadedCallIsAHarnessError(t *testing.T) {
 		return out[0].History
 	}
 	// 3 s of real time at scale 0.05 is a minute of script time.
-	stall := func() trace.Clock { return stallClock{start: time.Now(), at: 150 * time.Millisecond, jump: 3 * time.Second} }
+	stall := func() trace.Clock {
+		return stallClock{start: time.Now(), at: 150 * time.Millisecond, jump: 3 * time.Second}
+	}
 
 	t.Run("stalled", func(t *testing.T) {
 		h := place(t, stall(), 0)

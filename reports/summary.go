@@ -83,7 +83,9 @@ type HarnessLate struct {
 const BusyPressure = 0.6
 
 // Busy says whether the machine was busy during the run (BusyPressure).
-func (h *HarnessLate) Busy() bool { return h != nil && h.PressureCalls > 0 && h.PressureP50 >= BusyPressure }
+func (h *HarnessLate) Busy() bool {
+	return h != nil && h.PressureCalls > 0 && h.PressureP50 >= BusyPressure
+}
 
 // AudioTurns summarises what the audio of the counted calls showed.
 type AudioTurns struct {
