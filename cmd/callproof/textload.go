@@ -40,8 +40,12 @@ type childUsage struct {
 
 // loadText runs load --transport native.
 func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
-	if a.calls < 1 || a.scale < 0.01 || a.ramp < 0 {
-		fmt.Fprintln(stderr, "callproof load: --calls must be positive, --scale at least 0.01 and --ramp not negative")
+	if a.calls < 1 || a.ramp < 0 {
+		fmt.Fprintln(stderr, "callproof load: --calls must be positive and --ramp not negative")
+		return exitUsage
+	}
+	if err := checkScale(a.scale); err != nil {
+		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
 	}
 	name, cases, err := harness.LoadSuite(a.suite)
