@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/callproof/callproof/harness"
 )
 
 // Exit codes (docs/CLI.md).
@@ -40,12 +42,27 @@ func commands() map[string]command {
 		"history":   {"print the trend of a gate history file", cmdHistory},
 		"replay":    {"place one recorded call again and say whether its buckets reappear", cmdReplay},
 		"sweep":     {"run a scenario across a range of one timing: the map of a race window", cmdSweep},
-		"load":      {"measure how many real-time audio calls this machine sustains", cmdLoad},
+		"load":      {"measure how many calls at once this machine sustains (audio, or text with --transport native)", cmdLoad},
 	}
 }
 
 func main() {
+	// A process that places many calls at once collects garbage at
+	// harness.GCPercent (unless GOGC says otherwise): memory per call is a
+	// documented target (docs/PERFORMANCE.md, "Text calls at scale").
+	if len(os.Args) > 1 && placesCalls(os.Args[1]) {
+		harness.TuneGC()
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// placesCalls says whether a command holds many calls at once.
+func placesCalls(cmd string) bool {
+	switch cmd {
+	case "run", "load", "sweep", "demo":
+		return true
+	}
+	return false
 }
 
 // run runs one command. Every write to stdout and stderr is checked: a
