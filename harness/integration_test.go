@@ -408,6 +408,9 @@ func TestDeterminismCore(t *testing.T) {
 			overloaded := 0
 			for i := 0; i < runs; i++ {
 				run := liveSuite(t, env, cfg, cases, liveFastScale, 64)
+				if h := reports.Summarize(run.Scores()).Harness; h != nil {
+					t.Logf("run %d: harness lateness p50 %s p99 %s max %s (%s), CPU pressure p50 %.0f%%", i+1, h.P50, h.P99, h.Max, h.WorstCall, 100*h.PressureP50)
+				}
 				for k, s := range run.Scores() {
 					h := run.Results[k].History
 					// A call the harness could not keep on time is no

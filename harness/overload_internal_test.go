@@ -64,3 +64,9 @@ func TestPressureSince(t *testing.T) {
 	assert.Nil(t, pressureSince(read(time.Second), wall0, 2*time.Second, true), "a counter that went back")
 	assert.Nil(t, pressureSince(nil, wall0, 0, true))
 }
+
+// load --transport native spreads its starts over 2 s unless told
+// (docs/CLI.md).
+func TestTextLoadDefaults(t *testing.T) {
+	assert.Equal(t, 2*time.Second, DefaultTextLoadRamp)
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,7 +91,7 @@ func TestResultsWriteAndReadBack(t *testing.T) {
 	assert.Equal(t, ss, gotSs)
 
 	fxReadJSON(t, filepath.Join(dir, harness.SummaryFile), &sum)
-	assert.Equal(t, 2, sum.Calls, "summary.json is rewritten after each call")
+	assert.Equal(t, 2, sum.Calls, "summary.json covers every call once the results are closed")
 	assert.Equal(t, reports.Summarize(ss), sum, "summary.json holds the suite figures of every call")
 
 	entries, err := os.ReadDir(dir)
@@ -231,4 +232,27 @@ func TestReadScoresTornLastLine(t *testing.T) {
 	assert.Equal(t, ss[0].Call, got[0].Call)
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "torn last line")
+}
+
+// summary.json is rewritten at most once per SummaryEvery while calls
+// complete, and once more at Close, so it always ends covering every call
+// (docs/CLI.md, "Results directory").
+func TestResultsSummaryCadence(t *testing.T) {
+	assert.Equal(t, time.Second, harness.SummaryEvery)
+	dir := t.TempDir()
+	res, err := harness.CreateResults(dir, harness.Meta{Suite: "core"})
+	require.NoError(t, err)
+	hs, ss := fxCalls(3)
+	start := time.Now()
+	for i := range hs {
+		require.NoError(t, res.Add(hs[i], ss[i]))
+	}
+	var sum reports.Summary
+	fxReadJSON(t, filepath.Join(dir, harness.SummaryFile), &sum)
+	if time.Since(start) < harness.SummaryEvery {
+		assert.Equal(t, 1, sum.Calls, "written at the first call, not again within a second")
+	}
+	require.NoError(t, res.Close())
+	fxReadJSON(t, filepath.Join(dir, harness.SummaryFile), &sum)
+	assert.Equal(t, 3, sum.Calls, "Close writes what the summary lacked")
 }

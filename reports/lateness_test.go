@@ -55,6 +55,9 @@ func TestHarnessLateness(t *testing.T) {
 	if s := Summarize(scores[3:]); s.Harness != nil {
 		t.Errorf("harness lateness from no measurement: %+v", *s.Harness)
 	}
+	if BusyPressure != 0.6 {
+		t.Errorf("BusyPressure %v: docs/CLI.md and docs/PERFORMANCE.md say 60%%", BusyPressure)
+	}
 	// A quiet machine is not busy.
 	if h := Summarize(scores[:1]).Harness; h.Busy() != true {
 		t.Errorf("70%% is over BusyPressure (%v)", BusyPressure)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/reports"
 )
 
 type textLoadArgs struct {
@@ -126,6 +127,10 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 		if l.PressureCalls > 0 {
 			fmt.Fprintf(w, "machine CPU pressure (share of each call's time some task waited for a CPU): p50 %.0f%% max %.0f%%\n",
 				100*l.PressureP50, 100*l.PressureMax)
+		}
+		if l.Busy() {
+			fmt.Fprintf(w, "busy machine: the median call ran with some task waiting for a CPU %.0f%% of the time (%.0f%% or more is busy): the agent was starved too; fewer calls at once, or the agent on its own machine\n",
+				100*l.PressureP50, 100*reports.BusyPressure)
 		}
 	}
 	fmt.Fprintf(w, "harness: CPU %s per call · peak RSS %d MiB (%d KiB per call)\n",
