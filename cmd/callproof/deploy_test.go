@@ -1,8 +1,10 @@
 package main
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -306,4 +308,102 @@ func TestGitHubActionsShardedWorkflow(t *testing.T) {
 	oneGate, _, _ := fxCLI(t, "gate", "--trials", env["TRIALS"], one)
 	assertSameRun(t, one, filepath.Join(work, "merged"))
 	assert.Equal(t, oneGate, gateCode)
+}
+
+// dockerInstruction is one instruction of a Dockerfile: its keyword and
+// the rest of its (joined) lines.
+type dockerInstruction struct{ op, args string }
+
+// dockerfile reads the repository's Dockerfile: comments dropped,
+// continued lines joined.
+func dockerfile(t *testing.T) []dockerInstruction {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	require.NoError(t, err)
+	var out []dockerInstruction
+	var cur strings.Builder
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if more, ok := strings.CutSuffix(line, "\\"); ok {
+			cur.WriteString(more + " ")
+			continue
+		}
+		cur.WriteString(line)
+		op, args, _ := strings.Cut(cur.String(), " ")
+		out = append(out, dockerInstruction{strings.ToUpper(op), strings.TrimSpace(args)})
+		cur.Reset()
+	}
+	return out
+}
+
+// The image (Dockerfile, for deploy/kubernetes) runs the CLI on
+// distroless/static, which has no libc: its build stage must make a static
+// binary, the final stage must copy that binary where ENTRYPOINT runs it,
+// as a non-root user. No Docker daemon here, so the test runs the build
+// stage's own go build command, checks the binary has no ELF interpreter
+// and runs it, offline, as the image would.
+func TestDockerfileBuildsAStaticEntrypoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the whole CLI")
+	}
+	ins := dockerfile(t)
+	var froms, builds, copies []string
+	entry, user := "", ""
+	for _, in := range ins {
+		switch in.op {
+		case "FROM":
+			froms = append(froms, in.args)
+		case "RUN":
+			if strings.Contains(in.args, "go build") {
+				builds = append(builds, in.args)
+			}
+		case "COPY":
+			copies = append(copies, in.args)
+		case "ENTRYPOINT":
+			entry = in.args
+		case "USER":
+			user = in.args
+		}
+	}
+	require.Len(t, froms, 2, "a build stage and the image")
+	assert.True(t, strings.HasPrefix(froms[1], "gcr.io/distroless/static"), "the image is distroless/static: %s", froms[1])
+	require.Len(t, builds, 1)
+	assert.Contains(t, builds[0], "CGO_ENABLED=0", "no cgo: the image has no libc")
+	m := regexp.MustCompile(`-o (\S+) (\./cmd/callproof)$`).FindStringSubmatch(builds[0])
+	require.NotNil(t, m, "the build names its output and the CLI: %s", builds[0])
+	built := m[1]
+	copied := ""
+	for _, c := range copies {
+		if f := strings.Fields(c); len(f) == 3 && f[0] == "--from=build" && f[1] == built {
+			copied = f[2]
+		}
+	}
+	require.NotEmpty(t, copied, "the image copies %s from the build stage", built)
+	assert.Equal(t, fmt.Sprintf(`["%s"]`, copied), entry, "ENTRYPOINT runs the binary copied")
+	assert.Contains(t, user, "nonroot")
+
+	// The build stage's command, as written, with its output here.
+	bin := filepath.Join(t.TempDir(), "callproof")
+	cmd := exec.Command("sh", "-c", strings.Replace(builds[0], "-o "+built, "-o "+bin, 1))
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	f, err := elf.Open(bin)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		assert.NotEqual(t, elf.PT_INTERP, p.Type, "a static binary has no ELF interpreter")
+	}
+	libs, err := f.ImportedLibraries()
+	require.NoError(t, err)
+	assert.Empty(t, libs, "no shared libraries")
+	// The entrypoint works with nothing around it: no environment, no
+	// network, the built-in packs.
+	run := exec.Command(bin, "validate")
+	run.Env = []string{}
+	out, err = run.CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }
