@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -350,35 +348,12 @@ func (e *earClient) heard(ctx context.Context, base, want int) ([]harness.AgentH
 // startLoadBot runs `callproof load-bot` as a separate process and reads
 // the address it listens on.
 func startLoadBot(ctx context.Context) (*exec.Cmd, string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.CommandContext(ctx, self, "load-bot")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-	}()
-	select {
-	case l := <-line:
+	return startSelf(ctx, "load bot", []string{"load-bot"}, func(l string) (string, bool) {
 		if addr, ok := strings.CutPrefix(l, "listening "); ok {
-			return cmd, "ws://" + addr + "/", nil
+			return "ws://" + addr + "/", true
 		}
-		_ = cmd.Process.Kill()
-		return nil, "", fmt.Errorf("load bot said %q", l)
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		return nil, "", fmt.Errorf("load bot did not start within 10s")
-	}
+		return "", false
+	})
 }
 
 // cmdLoadBot serves the load bot on a loopback port until killed; not in

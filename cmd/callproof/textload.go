@@ -147,11 +147,23 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 // startCareful runs `callproof agent careful` on a loopback port in a
 // separate process and returns it with its URL.
 func startCareful(ctx context.Context) (*exec.Cmd, string, error) {
+	return startSelf(ctx, "the careful agent", []string{"agent", "careful", "--listen", "127.0.0.1:0"}, func(l string) (string, bool) {
+		if _, u, ok := strings.Cut(l, " listening on "); ok && len(strings.Fields(u)) > 0 {
+			return strings.Fields(u)[0], true
+		}
+		return "", false
+	})
+}
+
+// startSelf runs this binary with args as a separate process and reads its
+// first line of output, which url turns into the address it serves; it
+// waits 10 s at most, and drains the rest of the output.
+func startSelf(ctx context.Context, what string, args []string, url func(line string) (string, bool)) (*exec.Cmd, string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, self, "agent", "careful", "--listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, self, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
@@ -170,15 +182,15 @@ func startCareful(ctx context.Context) (*exec.Cmd, string, error) {
 	defer t.Stop()
 	select {
 	case l := <-line:
-		if _, u, ok := strings.Cut(l, " listening on "); ok {
-			return cmd, strings.Fields(u)[0], nil
+		if u, ok := url(l); ok {
+			return cmd, u, nil
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("the careful agent said %q", l)
+		return nil, "", fmt.Errorf("%s said %q", what, l)
 	case <-t.C:
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("the careful agent did not start within 10s")
+		return nil, "", fmt.Errorf("%s did not start within 10s", what)
 	}
 }
