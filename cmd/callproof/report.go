@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/callproof/callproof/harness"
@@ -44,7 +45,7 @@ final-state diff; the table printed is of those same scores.
 			return exitUsage
 		}
 		warnIncomplete(stderr, "report", run)
-		if scores, err = writeHTMLReport(run, pos[0], *htmlFile, *suite, *agent); err != nil {
+		if scores, err = writeHTMLReport(run, nil, pos[0], *htmlFile, *suite, *agent); err != nil {
 			fmt.Fprintf(stderr, "callproof report: %v\n", err)
 			return exitBroken
 		}
@@ -73,11 +74,18 @@ final-state diff; the table printed is of those same scores.
 	return exitOK
 }
 
-// writeHTMLReport re-scores a run's histories and writes them as one HTML
-// page; it returns the scores, in scenario order. The page is rendered
-// whole before the file is written, so a failure leaves no half a page.
-func writeHTMLReport(run *harness.SavedRun, dir, file, suite, agent string) ([]scorer.CallScore, error) {
+// writeHTMLReport writes a run's histories as one HTML page, with scores
+// (of run.Sorted(), in that order) or, when nil, its own scoring of them;
+// it returns the scores, in scenario order. The page goes to a temp file
+// that replaces file once whole, so a failure leaves no half a page.
+func writeHTMLReport(run *harness.SavedRun, scores []scorer.CallScore, dir, file, suite, agent string) ([]scorer.CallScore, error) {
 	hs := run.Sorted()
+	if scores == nil {
+		scores = scorer.ScoreAll(hs)
+	}
+	if len(scores) != len(hs) {
+		return nil, fmt.Errorf("%d scores for %d calls", len(scores), len(hs))
+	}
 	if m := run.Meta; m != nil {
 		suite, agent = firstOf(suite, m.Suite), firstOf(agent, m.Agent)
 	}
@@ -96,19 +104,24 @@ func writeHTMLReport(run *harness.SavedRun, dir, file, suite, agent string) ([]s
 	if len(parts) == 0 {
 		parts = append(parts, filepath.Base(filepath.Clean(dir)))
 	}
-	r := htmlreport.Scored(strings.Join(parts, " · "), hs)
-	// Straight to the file: a report of thousands of calls is hundreds of
-	// megabytes, not worth holding twice. A temp file renamed over the
-	// report, so a failed write never leaves half a report behind.
-	if err := writeFileVia(file, func(w io.Writer) error { return htmlreport.Write(w, r) }); err != nil {
+	// Straight to the file, one call's section at a time: a report of
+	// thousands of calls is hundreds of megabytes, not worth holding.
+	err := writeFileVia(file, func(w io.Writer) error {
+		return htmlreport.Stream(w, strings.Join(parts, " · "), scores, func(each func(htmlreport.Call) error) error {
+			for i, h := range hs {
+				if err := each(htmlreport.Call{History: h, Score: scores[i]}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
 		return nil, err
 	}
-	scores := make([]scorer.CallScore, len(r.Calls))
-	for i, c := range r.Calls {
-		scores[i] = c.Score
-	}
-	harness.SortScores(scores)
-	return scores, nil
+	sorted := slices.Clone(scores)
+	harness.SortScores(sorted)
+	return sorted, nil
 }
 
 // firstOf returns the first non-empty string.

@@ -346,7 +346,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitBroken
 	}
-	if _, err := writeHTMLReport(saved, p.out, filepath.Join(p.out, harness.ReportFile), p.suite, p.agent); err != nil {
+	if _, err := writeHTMLReport(saved, scores, p.out, filepath.Join(p.out, harness.ReportFile), p.suite, p.agent); err != nil {
 		fmt.Fprintf(stderr, "callproof run: writing %s: %v\n", harness.ReportFile, err)
 		return exitBroken
 	}

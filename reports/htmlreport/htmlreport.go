@@ -51,6 +51,27 @@ func Scored(title string, hs []*trace.History) Run {
 // Write renders r as one self-contained HTML document. The output depends
 // only on r: the same run gives the same bytes.
 func Write(w io.Writer, r Run) error {
+	scores := make([]scorer.CallScore, len(r.Calls))
+	for i, c := range r.Calls {
+		scores[i] = c.Score
+	}
+	return Stream(w, r.Title, scores, func(each func(Call) error) error {
+		for _, c := range r.Calls {
+			if err := each(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Stream writes the same document as Write for a run told in two parts:
+// every call's score at once (the summary, the filters and the table's
+// rows), then each call with its history, one at a time and in the same
+// order, through calls (its section). So a run of thousands of calls is
+// written holding one call's evidence, not all of it. calls must hand
+// each its calls in scores' order, and stop at each's first error.
+func Stream(w io.Writer, title string, scores []scorer.CallScore, calls func(each func(Call) error) error) error {
 	tmpl, err := template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl")
 	if err != nil {
 		return err
@@ -63,11 +84,28 @@ func Write(w io.Writer, r Run) error {
 	if err != nil {
 		return err
 	}
-	p := build(r)
+	p := build(title, scores)
 	// The assets are ours, embedded at build time: trusted, inlined as is.
 	p.CSS = template.CSS(css)
 	p.JS = template.JS(js)
-	return tmpl.Execute(w, p)
+	if err := tmpl.ExecuteTemplate(w, "head", p); err != nil {
+		return err
+	}
+	n := 0
+	err = calls(func(c Call) error {
+		if n >= len(scores) || c.History == nil || c.History.Call != scores[n].Call {
+			return fmt.Errorf("htmlreport: call %d is not the %d-th of the scores", n+1, n+1)
+		}
+		n++
+		return tmpl.ExecuteTemplate(w, "call", buildCall(c))
+	})
+	if err != nil {
+		return err
+	}
+	if n != len(scores) {
+		return fmt.Errorf("htmlreport: %d calls told for %d scores", n, len(scores))
+	}
+	return tmpl.ExecuteTemplate(w, "tail", p)
 }
 
 type page struct {
@@ -183,22 +221,20 @@ var axisShort = map[scorer.Axis]string{
 	scorer.ConfirmationMatchesBackend: "confirm",
 }
 
-func build(r Run) page {
-	p := page{Title: r.Title}
+// build is the page without its calls' sections: the summary, the
+// filters and a row per call, all from the scores.
+func build(title string, scores []scorer.CallScore) page {
+	p := page{Title: title}
 	if p.Title == "" {
 		p.Title = "callproof run"
 	}
 	for _, a := range scorer.Axes() {
 		p.AxisHeads = append(p.AxisHeads, axisHead{Axis: a, Short: axisShort[a]})
 	}
-	scores := make([]scorer.CallScore, len(r.Calls))
-	for i, c := range r.Calls {
-		scores[i] = c.Score
-	}
 	p.Sum = buildSummary(reports.Summarize(scores))
 	p.Filters = buildFilters(scores)
-	for _, c := range r.Calls {
-		p.Calls = append(p.Calls, buildCall(c))
+	for _, s := range scores {
+		p.Calls = append(p.Calls, buildRow(s))
 	}
 	return p
 }
@@ -287,9 +323,9 @@ func buildFilters(scores []scorer.CallScore) []filter {
 	return []filter{bucket, axis, outcome, integ}
 }
 
-func buildCall(c Call) callView {
-	s, h := c.Score, c.History
-	id := h.Call
+// buildRow is a call's row in the table: what its score says.
+func buildRow(s scorer.CallScore) callView {
+	id := s.Call
 	v := callView{
 		ID: id, Anchor: "call-" + id, RowID: "row-" + id,
 		Scenario: s.Scenario, Category: s.Category, Challenge: string(s.Challenge),
@@ -300,11 +336,32 @@ func buildCall(c Call) callView {
 	if s.Integrity {
 		v.DataInteg = "yes"
 	}
-	cited := map[int]bool{}
-	var fails []string
+	var fails, buckets []string
 	for _, ax := range scorer.Axes() {
 		a := s.Axis(ax)
 		v.Cells = append(v.Cells, cell{Axis: ax, Verdict: a.Verdict})
+		if a.Verdict == scorer.Fail {
+			fails = append(fails, string(ax))
+		}
+	}
+	for _, b := range s.Buckets {
+		buckets = append(buckets, string(b.Bucket))
+	}
+	v.DataBuckets = strings.Join(buckets, " ")
+	v.DataFail = strings.Join(fails, " ")
+	return v
+}
+
+// buildCall is a call's section: its row's facts, then the findings, the
+// timeline and the events from its history.
+func buildCall(c Call) callView {
+	s, h := c.Score, c.History
+	id := h.Call
+	v := buildRow(s)
+	v.ID, v.Anchor, v.RowID = id, "call-"+id, "row-"+id
+	cited := map[int]bool{}
+	for _, ax := range scorer.Axes() {
+		a := s.Axis(ax)
 		av := axisView{Axis: ax, Verdict: a.Verdict}
 		for _, f := range a.Findings {
 			av.Findings = append(av.Findings, buildFinding(h, f))
@@ -314,14 +371,9 @@ func buildCall(c Call) callView {
 				}
 			}
 		}
-		if a.Verdict == scorer.Fail {
-			fails = append(fails, string(ax))
-		}
 		v.Axes = append(v.Axes, av)
 	}
-	var buckets []string
 	for _, b := range s.Buckets {
-		buckets = append(buckets, string(b.Bucket))
 		bv := bucketView{Bucket: b.Bucket, Primary: b.Bucket == s.Primary}
 		for _, f := range b.Findings {
 			bv.Findings = append(bv.Findings, buildFinding(h, f))
@@ -331,8 +383,6 @@ func buildCall(c Call) callView {
 		}
 		v.Buckets = append(v.Buckets, bv)
 	}
-	v.DataBuckets = strings.Join(buckets, " ")
-	v.DataFail = strings.Join(fails, " ")
 	var end time.Duration
 	for _, e := range h.Events {
 		end = max(end, e.At)
