@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -331,4 +332,35 @@ func TestRunnerCancelMidRunStopsPromptly(t *testing.T) {
 	c := harness.CheckCompleteness(run)
 	assert.True(t, c.CutShort)
 	assert.NotNil(t, harness.GateRun(run, harness.Policy{}).Incomplete)
+}
+
+// startTimes records when each call dials, then dials as its Transport.
+type startTimes struct {
+	callsim.Transport
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *startTimes) Dial(ctx context.Context, url string) (callsim.Conn, error) {
+	s.mu.Lock()
+	s.at = append(s.at, time.Now())
+	s.mu.Unlock()
+	return s.Transport.Dial(ctx, url)
+}
+
+// Ramp spreads the first wave's starts evenly: four calls over 600 ms
+// start about 150 ms apart, not in one instant.
+func TestRunnerRampSpreadsStarts(t *testing.T) {
+	url := fxCareful(t)
+	env := fxEnv(t)
+	r := fxRunner(env)
+	st := &startTimes{Transport: r.Transport}
+	r.Transport, r.Concurrency, r.Ramp = st, 4, 600*time.Millisecond
+	fxRun(t, r, url, fxCases(t, "corr-01", "corr-02", "int-05", "tf-06"))
+	require.Len(t, st.at, 4)
+	slices.SortFunc(st.at, func(a, b time.Time) int { return a.Compare(b) })
+	assert.GreaterOrEqual(t, st.at[3].Sub(st.at[0]), 400*time.Millisecond, "the last starts at 3/4 of the ramp (450ms)")
+	for i := 1; i < 4; i++ {
+		assert.GreaterOrEqual(t, st.at[i].Sub(st.at[i-1]), 100*time.Millisecond, "start %d", i)
+	}
 }

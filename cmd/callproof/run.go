@@ -16,17 +16,19 @@ import (
 )
 
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
-                    [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--scale F] [--force]
+                    [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
                     [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
                     [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
-       callproof run --resume DIR [--agent URL] [--concurrency N]
+       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D]
 
 Places one call per scenario against the agent and writes DIR as each call
 completes. --out must be new or empty (--force replaces what is there).
 --rerun-failed places the failed and missing calls of an earlier run into a
 new --out; --resume places, in DIR itself, the planned calls that have no
 complete history (a run cut short, or cancelled with Ctrl-C).
+--ramp D spreads the starts of the first --concurrency calls over D, so
+thousands of calls at once do not all dial the agent in one instant.
 --trials K places every scenario K times (call ids SCENARIO.t1 … .tK), for
 pass^k and the gate's intervals (docs/GATING.md). --history FILE appends
 the finished run's line (per-axis counts, integrity, the seed gate's
@@ -56,6 +58,7 @@ type runPlan struct {
 	resume            bool
 	audio             audioFlags
 	shard             *harness.Shard // a sharded run's part of the suite
+	ramp              time.Duration  // the first wave's starts spread over this
 }
 
 // audioFlags choose the wire dialect and, for audio, the caller's voice.
@@ -77,6 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	resume := c.String("resume", "", "results directory of a run cut short: place its unfinished calls there")
 	force := c.Bool("force", false, "write into a non-empty --out, replacing the run there")
 	conc := c.Int("concurrency", 8, "calls at once")
+	ramp := c.Duration("ramp", 0, "spread the first --concurrency calls' starts over this long (e.g. 2s for thousands at once)")
 	trials := c.Int("trials", 1, fmt.Sprintf("place every scenario this many times (1..%d)", harness.MaxTrials))
 	version := c.String("agent-version", "", "the agent's version or commit, recorded in the run's manifest and history")
 	history := c.String("history", "", "append the finished run's line to this history file")
@@ -100,6 +104,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *conc < 1 {
 		fmt.Fprintf(stderr, "callproof run: --concurrency %d: want at least 1\n", *conc)
+		return exitUsage
+	}
+	if *ramp < 0 || *ramp > time.Minute {
+		fmt.Fprintf(stderr, "callproof run: --ramp %s: want 0 to 1m\n", *ramp)
 		return exitUsage
 	}
 	var p *runPlan
@@ -127,6 +135,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	p.audio = af
 	p.history = *history
+	p.ramp = *ramp
 	if p.resume && p.audioFromMeta() != nil {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
@@ -323,6 +332,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	}
 	r := env.Runner()
 	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
+	r.Ramp = p.ramp
 	bar := newProgress(stderr)
 	r.Progress = bar.update
 	r.DropHistories = true // read back from disk below
