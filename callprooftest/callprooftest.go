@@ -42,6 +42,9 @@ type Options struct {
 	// Passes decides whether a call's subtest passes; nil: end-to-end
 	// integrity (all six axes pass).
 	Passes func(s scorer.CallScore) bool
+	// Clock is the harness's clock (default the system's); a test of this
+	// package injects one.
+	Clock trace.Clock
 }
 
 // Run places suite (core, extended, or a scenario file or directory)
@@ -67,6 +70,9 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	}
 	r := env.Runner()
 	r.Suite, r.Agent = suite, agentURL
+	if o.Clock != nil {
+		r.Clock = o.Clock
+	}
 	r.TimeScale = or(o.Scale, DefaultScale)
 	r.Concurrency = max(o.Concurrency, 0)
 	if r.Concurrency == 0 {
@@ -74,9 +80,30 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(or(float64(o.Timeout), float64(DefaultTimeout))))
 	defer cancel()
-	res, err := r.Place(ctx, agentURL, harness.Placements(cases, o.Trials))
+	ps := harness.Placements(cases, o.Trials)
+	res, err := r.Place(ctx, agentURL, ps)
 	if err != nil {
 		t.Fatalf("callprooftest: %v", err)
+	}
+	// A call the harness could not keep on time (a busy CI machine) says
+	// nothing about the agent: place those once more, one at a time.
+	var again []harness.Placement
+	var at []int
+	for i, c := range res {
+		if overloaded(c.Score) {
+			again, at = append(again, ps[i]), append(at, i)
+		}
+	}
+	if len(again) > 0 {
+		t.Logf("callprooftest: %d calls overloaded (this machine was too busy to keep their timing); placing them again, one at a time", len(again))
+		r.Concurrency = 1
+		res2, err := r.Place(ctx, agentURL, again)
+		if err != nil {
+			t.Fatalf("callprooftest: %v", err)
+		}
+		for k, i := range at {
+			res[i] = res2[k]
+		}
 	}
 	passes := o.Passes
 	if passes == nil {
@@ -86,12 +113,22 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	for i, c := range res {
 		scores[i] = c.Score
 		t.Run(c.Score.Call, func(t *testing.T) {
+			if overloaded(c.Score) {
+				t.Errorf("the harness, not the agent: this machine was too busy to keep the call's timing, twice\n%s", Explain(c.History, c.Score))
+				return
+			}
 			if !passes(c.Score) {
 				t.Error(Explain(c.History, c.Score))
 			}
 		})
 	}
 	return scores
+}
+
+// overloaded says whether a call ended as the harness's overload, not the
+// agent's doing.
+func overloaded(s scorer.CallScore) bool {
+	return s.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(s.Reason, harness.ReasonOverloaded+":")
 }
 
 func or(v, d float64) float64 {

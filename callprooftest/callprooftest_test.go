@@ -3,6 +3,7 @@ package callprooftest_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,4 +68,26 @@ func TestExplainCitesTheEvents(t *testing.T) {
 	assert.Contains(t, msg, "bucket "+string(res[0].Score.Primary)+" (primary)")
 	assert.Contains(t, msg, "cited events:")
 	assert.Regexp(t, `#\d+ +[0-9.]+ms +backend +tool\.received`, msg)
+}
+
+// stallOnce runs with real time, but jumps ahead by 3 s once 150 ms have
+// passed: the calls under way then see every timer fire a minute of
+// script time late (scale 0.05); calls placed after it see no jump.
+type stallOnce struct{ start time.Time }
+
+func (c stallOnce) Now() time.Time {
+	now := time.Now()
+	if now.Sub(c.start) >= 150*time.Millisecond {
+		return now.Add(3 * time.Second)
+	}
+	return now
+}
+
+// A call the harness could not keep on time is placed again, alone, and
+// judged on that attempt: the agent is not failed for the machine.
+func TestOverloadedCallsArePlacedAgain(t *testing.T) {
+	url := startAgent(t, agents.Careful())
+	scores := callprooftest.Run(t, url, "core", callprooftest.Options{Only: []string{"corr-01"}, Clock: stallOnce{start: time.Now()}})
+	require.Len(t, scores, 1)
+	assert.True(t, scores[0].Integrity, "%s: %s", scores[0].Outcome, scores[0].Reason)
 }

@@ -4,4 +4,6 @@
 // the root-cause buckets and the events that prove them, and returns the
 // scores for further assertions. It starts and stops what it needs (the
 // mock backend with the agent's tools); the agent is the caller's to run.
+// A call the harness could not keep on time (harness_error, overloaded: a
+// busy CI machine) is placed once more, alone, before it is judged.
 package callprooftest
