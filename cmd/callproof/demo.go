@@ -118,7 +118,7 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 			fmt.Fprintf(stderr, "callproof demo: %v\n", err)
 			return nil, exitBroken
 		}
-		if _, err := writeHTMLReport(saved, nil, dir, filepath.Join(dir, harness.ReportFile), name, agentName); err != nil {
+		if _, err := writeHTMLReport(saved, nil, nil, dir, filepath.Join(dir, harness.ReportFile), name, agentName); err != nil {
 			fmt.Fprintf(stderr, "callproof demo: writing %s: %v\n", harness.ReportFile, err)
 			return nil, exitBroken
 		}

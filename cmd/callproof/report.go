@@ -13,6 +13,7 @@ import (
 	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/reports/htmlreport"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
@@ -45,7 +46,7 @@ final-state diff; the table printed is of those same scores.
 			return exitUsage
 		}
 		warnIncomplete(stderr, "report", run)
-		if scores, err = writeHTMLReport(run, nil, pos[0], *htmlFile, *suite, *agent); err != nil {
+		if scores, err = writeHTMLReport(run, nil, nil, pos[0], *htmlFile, *suite, *agent); err != nil {
 			fmt.Fprintf(stderr, "callproof report: %v\n", err)
 			return exitBroken
 		}
@@ -78,7 +79,10 @@ final-state diff; the table printed is of those same scores.
 // (of run.Sorted(), in that order) or, when nil, its own scoring of them;
 // it returns the scores, in scenario order. The page goes to a temp file
 // that replaces file once whole, so a failure leaves no half a page.
-func writeHTMLReport(run *harness.SavedRun, scores []scorer.CallScore, dir, file, suite, agent string) ([]scorer.CallScore, error) {
+//
+// load, when set, reads each history whole as its section is written (a
+// run indexed by harness.IndexRun holds only each call's ends).
+func writeHTMLReport(run *harness.SavedRun, scores []scorer.CallScore, load func(*trace.History) (*trace.History, error), dir, file, suite, agent string) ([]scorer.CallScore, error) {
 	hs := run.Sorted()
 	if scores == nil {
 		scores = scorer.ScoreAll(hs)
@@ -109,6 +113,12 @@ func writeHTMLReport(run *harness.SavedRun, scores []scorer.CallScore, dir, file
 	err := writeFileVia(file, func(w io.Writer) error {
 		return htmlreport.Stream(w, strings.Join(parts, " · "), scores, func(each func(htmlreport.Call) error) error {
 			for i, h := range hs {
+				if load != nil {
+					var err error
+					if h, err = load(h); err != nil {
+						return err
+					}
+				}
 				if err := each(htmlreport.Call{History: h, Score: scores[i]}); err != nil {
 					return err
 				}

@@ -345,25 +345,43 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: writing results: %v\n", err)
 		return exitBroken
 	}
-	saved, err := harness.LoadRun(p.out)
+	// Read back a call at a time: the table, the page and the checks never
+	// hold more than one call's history, however long the run.
+	idx, err := harness.IndexRun(p.out)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: reading results back: %v\n", err)
 		return exitBroken
 	}
-	scores := scorer.ScoreAll(saved.Sorted())
+	saved := idx.Run
+	sorted := saved.Sorted()
+	scores := make([]scorer.CallScore, len(sorted))
+	for i, h := range sorted {
+		full, err := idx.Load(h)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof run: reading results back: %v\n", err)
+			return exitBroken
+		}
+		scores[i] = scorer.Score(full)
+	}
 	sum := reports.Summarize(scores)
 	if err := reports.WriteTable(stdout, reports.Title{Suite: p.suite, Agent: p.agent}, sum); err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitBroken
 	}
-	if _, err := writeHTMLReport(saved, scores, p.out, filepath.Join(p.out, harness.ReportFile), p.suite, p.agent); err != nil {
+	if _, err := writeHTMLReport(saved, scores, idx.Load, p.out, filepath.Join(p.out, harness.ReportFile), p.suite, p.agent); err != nil {
 		fmt.Fprintf(stderr, "callproof run: writing %s: %v\n", harness.ReportFile, err)
 		return exitBroken
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (show a call: %s show %s CALL; open %s in a browser)\n", p.out, self(), p.out, filepath.Join(p.out, harness.ReportFile))
 	if p.history != "" {
-		g, rel := harness.GateRelease(saved, harness.Policy{}, harness.ReleaseOptions{AgentVersion: p.version, Now: time.Now()})
-		line := release.NewHistoryLine(harness.RunRecord(saved, p.version, time.Now()), rel.Trials, release.GateWord(g.Holds, g.Broken, g.Incomplete != nil), nil)
+		// The gate's line scores every call again: it reads them all.
+		whole, err := harness.LoadRun(p.out)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof run: --history: %v\n", err)
+			return exitBroken
+		}
+		g, rel := harness.GateRelease(whole, harness.Policy{}, harness.ReleaseOptions{AgentVersion: p.version, Now: time.Now()})
+		line := release.NewHistoryLine(harness.RunRecord(whole, p.version, time.Now()), rel.Trials, release.GateWord(g.Holds, g.Broken, g.Incomplete != nil), nil)
 		if err := release.AppendHistory(p.history, line); err != nil {
 			fmt.Fprintf(stderr, "callproof run: --history: %v\n", err)
 			return exitBroken
