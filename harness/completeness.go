@@ -50,19 +50,28 @@ func LoadRun(path string) (*SavedRun, error) {
 	if dir == "" {
 		return run, nil
 	}
+	if err := run.readBeside(dir); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// readBeside reads the manifest and the completion marker of a results
+// directory into r, when they are there.
+func (r *SavedRun) readBeside(dir string) error {
 	var meta Meta
 	if ok, err := readJSONFile(filepath.Join(dir, MetaFile), &meta); err != nil {
-		return nil, err
+		return err
 	} else if ok {
-		run.Meta = &meta
+		r.Meta = &meta
 	}
 	var done Completion
 	if ok, err := readJSONFile(filepath.Join(dir, DoneFile), &done); err != nil {
-		return nil, err
+		return err
 	} else if ok {
-		run.Done = &done
+		r.Done = &done
 	}
-	return run, nil
+	return nil
 }
 
 // DecodeRun reads a run from a stream (no manifest, no marker).
@@ -78,7 +87,7 @@ func decodeRun(b []byte, name string) (*SavedRun, error) {
 	body, torn := splitTorn(b)
 	run := &SavedRun{Name: name}
 	if torn != "" {
-		run.Warnings = append(run.Warnings, fmt.Sprintf("%s: dropped a torn last line (%d bytes, the write was cut short)", name, len(torn)))
+		run.Warnings = append(run.Warnings, tornWarning(name, len(torn)))
 		if id := tornCall(torn); id != "" {
 			run.Dropped = append(run.Dropped, id)
 		}
@@ -93,13 +102,23 @@ func decodeRun(b []byte, name string) (*SavedRun, error) {
 				if !slices.Contains(run.Dropped, h.Call) {
 					run.Dropped = append(run.Dropped, h.Call)
 				}
-				run.Warnings = append(run.Warnings, fmt.Sprintf("%s: call %s: history has no %s (never finished writing); left out", name, h.Call, trace.KindCallEnd))
+				run.Warnings = append(run.Warnings, unfinishedWarning(name, h.Call))
 				continue
 			}
 			run.Histories = append(run.Histories, h)
 		}
 	}
 	return run, nil
+}
+
+// tornWarning says a run file's torn last line (n bytes) was left out.
+func tornWarning(name string, n int) string {
+	return fmt.Sprintf("%s: dropped a torn last line (%d bytes, the write was cut short)", name, n)
+}
+
+// unfinishedWarning says a call's history without call.end was left out.
+func unfinishedWarning(name, call string) string {
+	return fmt.Sprintf("%s: call %s: history has no %s (never finished writing); left out", name, call, trace.KindCallEnd)
 }
 
 // tornCall finds the call a torn event line belonged to (events are

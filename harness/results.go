@@ -422,7 +422,7 @@ func decodeScores(b []byte, name string) ([]scorer.CallScore, []string, error) {
 	body, torn := splitTorn(b)
 	var warnings []string
 	if torn != "" {
-		warnings = append(warnings, fmt.Sprintf("%s: dropped a torn last line (%d bytes, the write was cut short)", name, len(torn)))
+		warnings = append(warnings, tornWarning(name, len(torn)))
 	}
 	var out []scorer.CallScore
 	sc := bufio.NewScanner(bytes.NewReader(body))

@@ -50,17 +50,8 @@ func IndexRun(dir string) (*RunIndex, error) {
 		}
 		return &RunIndex{Run: whole, path: path}, nil
 	}
-	var meta Meta
-	if ok, err := readJSONFile(filepath.Join(dir, MetaFile), &meta); err != nil {
+	if err := run.readBeside(dir); err != nil {
 		return nil, err
-	} else if ok {
-		run.Meta = &meta
-	}
-	var done Completion
-	if ok, err := readJSONFile(filepath.Join(dir, DoneFile), &done); err != nil {
-		return nil, err
-	} else if ok {
-		run.Done = &done
 	}
 	x.Run = run
 	return x, nil
@@ -81,7 +72,7 @@ func (x *RunIndex) scan(r io.Reader, name string) (run *SavedRun, together bool,
 			if !slices.Contains(run.Dropped, cur.Call) {
 				run.Dropped = append(run.Dropped, cur.Call)
 			}
-			incomplete = append(incomplete, fmt.Sprintf("%s: call %s: history has no %s (never finished writing); left out", name, cur.Call, trace.KindCallEnd))
+			incomplete = append(incomplete, unfinishedWarning(name, cur.Call))
 		} else {
 			run.Histories = append(run.Histories, cur)
 			x.spans[cur] = curSpan
@@ -101,7 +92,7 @@ func (x *RunIndex) scan(r io.Reader, name string) (run *SavedRun, together bool,
 		if rerr == io.EOF {
 			// The tail after the last newline: a torn write, if anything.
 			if torn := bytes.TrimSpace(b); len(torn) > 0 {
-				run.Warnings = append(run.Warnings, fmt.Sprintf("%s: dropped a torn last line (%d bytes, the write was cut short)", name, len(b)))
+				run.Warnings = append(run.Warnings, tornWarning(name, len(b)))
 				if id := tornCall(string(b)); id != "" {
 					run.Dropped = append(run.Dropped, id)
 				}

@@ -93,6 +93,7 @@ func TestSharedCachesAreBounded(t *testing.T) {
 		require.NoError(t, err)
 		return c
 	}
+	require.Equal(t, 64, sharedCacheSize, "docs/PERFORMANCE.md says 64 entries")
 	for i := range sharedCacheSize + 5 {
 		open(i).Close()
 	}
