@@ -12,7 +12,7 @@ demo:
 # twentieth of real time; sharing the two cores with other packages' tests
 # only adds scheduler jitter to what they measure.
 # The calibration step re-scores the bookings family's recorded calls
-# (testkit/bookings, never the reference agents) and demands 100 %
+# (agents/bookings, never the reference agents) and demands 100 %
 # agreement with the hand labels and no false pass (docs/SCORING.md).
 # The tools the audio tests use, installed where missing: Debian's flite,
 # espeak-ng and pocketsphinx (scripts/install-speech.sh), the pinned

@@ -2,7 +2,7 @@
 // Agents SDK's Twilio transport (TwilioRealtimeTransportLayer) behind a
 // plain `ws` server. Each Twilio Media Streams connection gets its own
 // RealtimeAgent + RealtimeSession, connected to the Realtime server named by
-// REALTIME_URL (in tests, callproof's fake in testkit/realtime). The agent
+// REALTIME_URL (in tests, callproof's fake in agents/realtime). The agent
 // has one tool, update_order, that POSTs to the tools URL the caller passed
 // in Twilio's start.customParameters. See docs/INTEROP.md.
 //

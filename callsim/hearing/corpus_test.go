@@ -11,7 +11,7 @@ import (
 
 // sample is one agent utterance and the entities it names.
 type sample struct {
-	family string // "agents" (agents/phrases.go) or "bookings" (testkit/bookings)
+	family string // "agents" (agents/phrases.go) or "bookings" (agents/bookings)
 	text   string
 	want   []Entity
 	// wrong marks a code that no record holds: a confirmation with a wrong

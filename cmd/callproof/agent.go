@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/harness/hostile"
+	"github.com/callproof/callproof/agents/hostile"
 )
 
 // flawList collects repeated --with / --without flags.

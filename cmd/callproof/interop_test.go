@@ -15,7 +15,7 @@ import (
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -25,8 +25,8 @@ const placements = 4
 
 // TestRunTwilioOpenAIAgent is `callproof run --transport twilio` against
 // a real third-party agent: the OpenAI Agents SDK's Twilio transport
-// (agents/openai-twilio), its model testkit/realtime's fake scripted for
-// the scenarios in testkit/realtime/testdata/openai-twilio
+// (agents/openai-twilio), its model agents/realtime's fake scripted for
+// the scenarios in agents/realtime/testdata/openai-twilio
 // (realtime.OrderDesk). The CLI is called as a user calls it; the test
 // starts the fake and the agent, reads the results directory with `show`,
 // and checks what the fake saw. Skipped without node and in -short mode;
@@ -43,7 +43,7 @@ func TestRunTwilioOpenAIAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := filepath.Join(root, "testkit", "realtime", "testdata", "openai-twilio")
+	suite := filepath.Join(root, "agents", "realtime", "testdata", "openai-twilio")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if err := realtime.InstallNodeAgents(ctx, root); err != nil {

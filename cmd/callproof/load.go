@@ -15,7 +15,7 @@ import (
 
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/testkit/loadbot"
+	"github.com/callproof/callproof/agents/loadbot"
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]

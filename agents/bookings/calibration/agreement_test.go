@@ -17,7 +17,7 @@ import (
 // as `callproof calibrate` does: 100 % agreement and no false pass, or the
 // test fails and lists each disagreement.
 //
-//	go test -run Agreement -v ./testkit/calibration/
+//	go test -run Agreement -v ./agents/bookings/calibration/
 func TestCalibrationAgreement(t *testing.T) {
 	hs, err := harness.ReadRun(filepath.Join(dataDir, "run", harness.RunFile))
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
-	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/trace"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/agents/realtime"
 )
 
 // rtClient is a bare Realtime client for testing the fake without Node.

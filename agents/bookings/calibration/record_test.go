@@ -15,13 +15,13 @@ import (
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
-	"github.com/callproof/callproof/testkit/bookings"
+	"github.com/callproof/callproof/agents/bookings"
 	"github.com/callproof/callproof/trace"
 )
 
 // Where the calibration set lives, from this package's directory.
 const (
-	dataDir     = "../../testdata/calibration"
+	dataDir     = "../../../testdata/calibration"
 	scaleRecord = 0.25
 	concurrency = 6 // calls at once
 	tries       = 4 // attempts of a call our side spoiled

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/callproof/callproof/internal/doccheck"
-	"github.com/callproof/callproof/testkit/realtime"
+	"github.com/callproof/callproof/agents/realtime"
 )
 
 // docs/INTEROP.md states the fake's defaults as VALUE (`realtime.Name`);

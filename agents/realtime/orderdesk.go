@@ -36,7 +36,7 @@ type Voice interface {
 }
 
 // OrderDesk is the model's side of the scenarios in
-// testkit/realtime/testdata/openai-twilio, callproof's compact order
+// agents/realtime/testdata/openai-twilio, callproof's compact order
 // scenarios (the caller asks to move order 5590's delivery to December 3;
 // in one, says "Wait, stop, don't change anything." over the
 // confirmation). The fake decides turns by the caller's audio, not its
