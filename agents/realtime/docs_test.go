@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/callproof/callproof/internal/doccheck"
 	"github.com/callproof/callproof/agents/realtime"
+	"github.com/callproof/callproof/internal/doccheck"
 )
 
 // docs/INTEROP.md states the fake's defaults as VALUE (`realtime.Name`);

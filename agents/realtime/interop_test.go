@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
-	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/trace"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/agents/bookings"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
-	"github.com/callproof/callproof/agents/bookings"
 	"github.com/callproof/callproof/trace"
 )
 
