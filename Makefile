@@ -1,34 +1,37 @@
 # callproof: two commands do all set-up on a fresh machine.
 #   make demo   the built-in core suite against both reference agents
 #   make test   every test, with the race detector
+#   make check  the quick loop: vet, the Go tests without the live-call
+#               suites (-short, no race detector), pytest
 GO ?= go
 
-.PHONY: demo test deps build bench vet fmt fuzz mutation
+.PHONY: demo test check deps build bench vet fmt fuzz mutation
 
 demo:
 	$(GO) run ./cmd/callproof demo
 
-# -p 1: packages one at a time. The live-call tests run 64 calls at a
-# twentieth of real time; sharing the two cores with other packages' tests
-# only adds scheduler jitter to what they measure.
-# The calibration step re-scores the bookings family's recorded calls
-# (agents/bookings, never the reference agents) and demands 100 %
-# agreement with the hand labels and no false pass (docs/SCORING.md).
-# The tools the audio tests use, installed where missing: Debian's flite,
+# The tools the tests use, installed where missing: Debian's flite,
 # espeak-ng and pocketsphinx (scripts/install-speech.sh), the pinned
 # npm packages of the third-party agent (scripts/install-node-agents.sh),
-# chromium for the HTML report's browser test (scripts/install-browser.sh)
-# and janus for the WebRTC interop test (scripts/install-janus.sh).
+# chromium for the HTML report's browser test (scripts/install-browser.sh),
+# janus for the WebRTC interop test (scripts/install-janus.sh) and the
+# hash-pinned Python test packages in .venv (scripts/install-python.sh).
 deps:
 	./scripts/install-speech.sh
 	./scripts/install-node-agents.sh
 	./scripts/install-browser.sh
 	./scripts/install-janus.sh
+	./scripts/install-python.sh
 
+# go vet, every Go test with -race (packages one at a time), the
+# calibration gate and pytest; ends with the time each package took
+# (scripts/test.sh).
 test: deps
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
-	$(GO) run ./cmd/callproof calibrate --min-agreement 1 testdata/calibration/labels.yaml testdata/calibration/run
+	GO=$(GO) ./scripts/test.sh full
+
+# The quick loop for developers: a few minutes.
+check: deps
+	GO=$(GO) ./scripts/test.sh check
 
 build:
 	$(GO) build -o bin/callproof ./cmd/callproof

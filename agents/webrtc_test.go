@@ -331,6 +331,23 @@ func (c *rtcCaller) packets() (n int, last time.Time) {
 	return len(c.got), last
 }
 
+// settle waits until no packet has arrived for quiet (at most within) and
+// returns how many have.
+func (c *rtcCaller) settle(t *testing.T, quiet, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n, last := c.packets()
+		if time.Since(last) >= quiet {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("packets still arriving after %v (%d so far)", within, n)
+		}
+		time.Sleep(quiet / 4)
+	}
+}
+
 func (c *rtcCaller) arrivals() []time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -407,8 +424,11 @@ func TestWebRTCCall(t *testing.T) {
 			t.Logf("greeting: %d packets (%v of audio) over %v", len(got), d, span)
 			assert.Greater(t, d, 500*time.Millisecond)
 			assert.Greater(t, span, d*8/10, "sent in real time, not at once")
-			// Quiet: nothing is sent between utterances.
-			n0, _ := c.packets()
+			// Quiet: nothing is sent between utterances. The transcript
+			// comes on the data channel and the greeting's last packets on
+			// RTP, which pion reads on another goroutine: wait for those
+			// to land before the quiet window starts.
+			n0 := c.settle(t, 100*time.Millisecond, 5*time.Second)
 			time.Sleep(300 * time.Millisecond)
 			n1, _ := c.packets()
 			assert.Equal(t, n0, n1, "no packets while the agent is quiet")

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The whole test suite (make test) or its quick loop (make check), with a
+# table of where the time went printed at the end.
+#   scripts/test.sh full    go vet; every Go test with -race; the
+#                           calibration gate; the Python tests (pytest)
+#   scripts/test.sh check   go vet; the Go tests with -short (the live-call
+#                           suites skip themselves), no race detector; pytest
+# The per-package figures are go test's own, one line per package, slowest
+# first; docs/PERFORMANCE.md ("Test time") keeps a measured copy.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+mode=${1:-full}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+steps=()
+failed=0
+t0=$SECONDS
+
+step() { # NAME COMMAND...: runs one step, keeps its time and status
+	local name=$1 s=$SECONDS rc
+	shift
+	"$@"
+	rc=$?
+	steps+=("$(printf '%-28s %5ds  %s' "$name" $((SECONDS - s)) "$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")")")
+	[ $rc -eq 0 ] || failed=1
+	return 0
+}
+
+gotest() { # go test with output kept for the table
+	"$GO" test "$@" 2>&1 | tee -a "$log"
+	return "${PIPESTATUS[0]}"
+}
+
+step "go vet" "$GO" vet ./...
+case $mode in
+full)
+	# -p 1: packages one at a time. The live-call tests place real calls
+	# in real time (or a twentieth of it); sharing the two cores with other
+	# packages' tests only adds scheduler jitter to what they measure.
+	step "go test -race" gotest -race -count=1 -p 1 -timeout 30m ./...
+	# Re-scores the bookings family's recorded calls and demands 100 %
+	# agreement with the hand labels and no false pass (docs/SCORING.md).
+	step "calibration gate" "$GO" run ./cmd/callproof calibrate --min-agreement 1 \
+		testdata/calibration/labels.yaml testdata/calibration/run
+	;;
+check)
+	step "go test -short" gotest -short -count=1 -timeout 10m ./...
+	;;
+*)
+	echo "test.sh: unknown mode $mode (full or check)" >&2
+	exit 2
+	;;
+esac
+step "pytest" .venv/bin/python -m pytest -q python/tests
+
+echo
+echo "== time by package (go test's own figures, slowest first)"
+grep -E '^(ok|FAIL|---)?[[:space:]]*(ok|FAIL)[[:space:]]+github.com/' "$log" |
+	awk '{ t=$NF; sub(/s$/, "", t); if (t ~ /^[0-9.]+$/) printf "%8.1fs  %-4s %s\n", t, $1, $2 }' |
+	sort -rn
+echo "== steps"
+printf '%s\n' "${steps[@]}"
+printf '%-28s %5ds\n' "total" $((SECONDS - t0))
+exit $failed
