@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/agents/loadbot"
+	"github.com/callproof/callproof/harness"
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
