@@ -19,8 +19,8 @@ const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|exten
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
                     [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
-                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
-       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D]
+                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--no-preflight]
+       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--no-preflight]
 
 Places one call per scenario against the agent and writes DIR as each call
 completes. --out must be new or empty (--force replaces what is there).
@@ -41,9 +41,14 @@ real time: --scale must stay 1); --transport webrtc calls it over WebRTC
 (--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
 endpoint with --signaling whip). --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio.
+First one connection checks that the agent answers on its dialect (the
+WebSocket upgrade; for WebRTC, the signaling URL answers HTTP) and closes
+again; if not, nothing is placed or written and run exits 5.
+--no-preflight skips the check.
 
 exit: 0 the run completed (verdicts are in the table), 2 bad usage or input,
-3 broken run (a harness error), 4 cut short (interrupted: resume it)
+3 broken run (a harness error), 4 cut short (interrupted: resume it),
+5 no agent answers at --agent (preflight; nothing placed)
 `
 
 // runPlan is what a run will do, decided before anything is written.
@@ -86,6 +91,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	history := c.String("history", "", "append the finished run's line to this history file")
 	shard := c.String("shard", "", "I/N: place only shard I (0-based) of N of the suite's calls (merge the N results directories after)")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
+	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (audio)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
@@ -139,6 +145,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if p.resume && p.audioFromMeta() != nil {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
+	}
+	// Before anything is written: an agent that is not there is said so,
+	// not recorded as every planned call's agent error.
+	if !*noPreflight && len(p.calls) > 0 && !preflight("run", p.audio, p.agent, stderr) {
+		return exitNoAgent
 	}
 	return placeCalls(p, *conc, stdout, stderr)
 }
