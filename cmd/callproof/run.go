@@ -64,6 +64,13 @@ type runPlan struct {
 	audio             audioFlags
 	shard             *harness.Shard // a sharded run's part of the suite
 	ramp              time.Duration  // the first wave's starts spread over this
+	noPreflight       bool           // place without checking the agent answers
+}
+
+// agentAnswers is the preflight of a run with calls to place: an agent
+// that is not there is said so, not recorded as every call's agent error.
+func (p *runPlan) agentAnswers(calls int, stderr io.Writer) bool {
+	return p.noPreflight || calls == 0 || preflight("run", p.audio, p.agent, stderr)
 }
 
 // audioFlags choose the wire dialect and, for audio, the caller's voice.
@@ -146,11 +153,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
 	}
-	// Before anything is written: an agent that is not there is said so,
-	// not recorded as every planned call's agent error.
-	if !*noPreflight && len(p.calls) > 0 && !preflight("run", p.audio, p.agent, stderr) {
-		return exitNoAgent
-	}
+	p.noPreflight = *noPreflight
 	return placeCalls(p, *conc, stdout, stderr)
 }
 
@@ -310,6 +313,10 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
 			return exitUsage
 		}
+		// Only now is what is left known; the kept calls are as they were.
+		if !p.agentAnswers(len(calls), stderr) {
+			return exitNoAgent
+		}
 		fmt.Fprintf(stderr, "callproof run: resuming %s: %d calls kept, %d to place", p.out, plan.Kept, len(calls))
 		if plan.Moved > 0 {
 			fmt.Fprintf(stderr, " (%d earlier attempts moved to %s)", plan.Moved, harness.AttemptsFile)
@@ -317,6 +324,9 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		res, err = harness.OpenResults(p.out)
 	} else {
+		if !p.agentAnswers(len(calls), stderr) {
+			return exitNoAgent // before the results directory is made
+		}
 		pack, hashes := harness.Hashes(p.cases)
 		meta := harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
 			Calls: len(calls), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes}
