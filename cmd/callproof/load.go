@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/agents"
-	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/agents/loadbot"
+	"github.com/callproof/callproof/harness"
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
                      [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
-                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json]
-       callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json]
+                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
+       callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
 
 Measures how many real-time audio calls this machine's harness sustains:
 places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
@@ -61,7 +61,7 @@ exit: 0 every call kept within a frame of real time (and, with
 --fidelity, was heard exactly as said; native: every call scored with its
 scenario's usual verdicts), 1 some fell behind or were heard otherwise
 (native: overloaded or unusual calls), 2 bad usage, 3 the run could not
-happen.
+happen, 5 no agent answers at --agent (preflight; nothing placed).
 `
 
 func cmdLoad(args []string, stdout, stderr io.Writer) int {
@@ -80,6 +80,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
 	scale := c.Float64("scale", 1, "native: time scale offered to the agent")
 	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native: spread the calls' starts over this long")
+	noPreflight := c.Bool("no-preflight", false, "with --agent: "+noPreflightUsage)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
@@ -90,7 +91,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 		}
-		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON}, stdout, stderr)
+		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON, noPreflight: *noPreflight}, stdout, stderr)
 	}
 	for _, f := range []string{"suite", "scale", "ramp"} {
 		if c.set(f) {
@@ -128,6 +129,8 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	} else if err := checkAgentFor(af.transport, url); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
+	} else if !*noPreflight && !preflight("load", af, url, stderr) {
+		return exitNoAgent // the bot load starts itself needs no check
 	}
 	if n := fileLimitConcurrency("load", *calls, stderr); n < *calls {
 		fmt.Fprintf(stderr, "callproof load: %d calls need more open files than the hard limit allows\n", *calls)
