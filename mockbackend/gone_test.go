@@ -30,6 +30,18 @@ func (f *fixture) rawPost(tool string, args any, key string) net.Conn {
 	return conn
 }
 
+// withdrawHeld opens call id with a hold, sends it a request the hold
+// catches (r1, key k1) and closes that request's connection.
+func withdrawHeld(t *testing.T, s *Server, id string) *fixture {
+	t.Helper()
+	f := openCall(t, s, id, nil)
+	require.NoError(t, f.call.Hold("h", matchUpdate, time.Hour))
+	old := f.rawPost("update_order", update("5590", "2026-12-03"), "k1")
+	waitFor(t, f.rec, kindOf(trace.KindToolHeld, "r1"))
+	require.NoError(t, old.Close())
+	return f
+}
+
 // An agent that withdraws a held request (closes its connection) and at
 // once resends it gets the withdrawal recorded first and its key freed,
 // every time: the call reads the old socket before recording the resend,
@@ -37,11 +49,7 @@ func (f *fixture) rawPost(tool string, args any, key string) net.Conn {
 func TestWithdrawalRecordedBeforeResend(t *testing.T) {
 	s := testServer(t, Options{})
 	for i := range 30 {
-		f := openCall(t, s, fmt.Sprintf("w%d", i), nil)
-		require.NoError(t, f.call.Hold("h", matchUpdate, time.Hour))
-		old := f.rawPost("update_order", update("5590", "2026-12-03"), "k1")
-		waitFor(t, f.rec, kindOf(trace.KindToolHeld, "r1"))
-		require.NoError(t, old.Close())
+		f := withdrawHeld(t, s, fmt.Sprintf("w%d", i))
 		r := f.post("update_order", update("5590", "2026-12-03"), withKey("k1"))
 		require.Equal(t, http.StatusOK, r.status, "%d: the withdrawn request's key is free: %s\n%s", i, r.body, dump(f.rec))
 		cancelled := seqOf(t, f, trace.KindToolCancelled, "r1")
@@ -57,11 +65,7 @@ func TestWithdrawalRecordedBeforeResend(t *testing.T) {
 func TestReleaseAfterWithdrawalDoesNotCommit(t *testing.T) {
 	s := testServer(t, Options{})
 	for i := range 30 {
-		f := openCall(t, s, fmt.Sprintf("r%d", i), nil)
-		require.NoError(t, f.call.Hold("h", matchUpdate, time.Hour))
-		old := f.rawPost("update_order", update("5590", "2026-12-03"), "k1")
-		waitFor(t, f.rec, kindOf(trace.KindToolHeld, "r1"))
-		require.NoError(t, old.Close())
+		f := withdrawHeld(t, s, fmt.Sprintf("r%d", i))
 		require.NoError(t, f.call.Release("h"))
 		e := tev(waitFor(t, f.rec, kindOf(trace.KindToolCancelled, "r1")))
 		require.Equal(t, "client gave up", e.Reason, i)
