@@ -89,6 +89,7 @@ type Call struct {
 	nextID   int
 	nextOp   int
 	inflight []servedRequest // requests being served: a call has few at once
+	waiting  []*exchange     // requests before their commit (enterWait), for settle
 	budget   meter
 	stalled  int                // requests whose body was still arriving when the call closed
 	late     trace.LatenessStat // how late the call's timers fired (Lateness)

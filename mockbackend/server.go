@@ -144,6 +144,8 @@ func (s *Server) Start() error {
 		ReadHeaderTimeout: ServerReadHeaderTimeout,
 		ReadTimeout:       ServerReadTimeout,
 		IdleTimeout:       ServerIdleTimeout,
+		// Each request can then read its own socket (gone.go).
+		ConnContext: withConn,
 	}
 	go s.hs.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
 	return nil

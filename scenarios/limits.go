@@ -49,6 +49,8 @@ const (
 	MaxFaultTimes = 100
 	// MaxHoldSkip bounds a hold match's skip.
 	MaxHoldSkip = 100
+	// MaxTriggerPartials bounds a trigger's on.partials.
+	MaxTriggerPartials = 100
 	// MaxRecordVersion bounds a starting record's version.
 	MaxRecordVersion = 1000000
 

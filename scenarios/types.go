@@ -162,6 +162,9 @@ type TriggerSpec struct {
 	Delay    Duration `json:"delay,omitempty"`
 	Timeout  Duration `json:"timeout,omitempty"`
 	Fallback Duration `json:"fallback,omitempty"`
+	// Partials (with event agent.speech_start and a delay): fire early, at
+	// the utterance's Nth agent.speech_text (trace.Trigger.Partials).
+	Partials int `json:"partials,omitempty" jsonschema:"minimum=0,maximum=100"`
 }
 
 // Timeouts override the script's defaults.
