@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/scenarios"

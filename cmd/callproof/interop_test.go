@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/trace"
 )
 
