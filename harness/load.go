@@ -49,7 +49,7 @@ type LoadResult struct {
 	// Frame lateness: the median call's p50, the worst call's p99 and the
 	// worst frame of all.
 	P50, WorstP99, Max time.Duration
-	// CallsBehind counts calls whose caller fell more than a frame behind.
+	// CallsBehind counts calls whose caller fell behind (callsim.Lateness.Behind).
 	CallsBehind int
 	Frames      int
 	// Utterances the harness heard from the agent, over all calls.
