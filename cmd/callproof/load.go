@@ -27,7 +27,8 @@ Measures how many real-time audio calls this machine's harness sustains:
 places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
 streaming 20 ms μ-law frames and speaking every 3 s for D, and reports how
 late the caller's frames went out (the median call's p50, the worst call's
-p99, the worst frame), the calls that fell more than a frame behind, and
+p99, the worst frame), the calls that fell behind (a frame over the 60 ms
+jitter allowance), and
 CPU and memory per call. Without --agent it starts a minimal bot (it plays
 a second of tone back for every two seconds it hears) in a separate
 process. --transport webrtc places the calls over WebRTC instead (needs

@@ -356,6 +356,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	r.Ramp = p.ramp
 	bar := newProgress(stderr)
 	r.Progress = bar.update
+	r.Warm.Progress = speechProgress(stderr, "run")
 	r.DropHistories = true // read back from disk below
 	_, err = r.Place(ctx, p.agent, calls)
 	bar.done()
