@@ -177,9 +177,21 @@ func TestAgentFaults(t *testing.T) {
 			c.SetIdleTimeout(50 * time.Millisecond)
 		}, callsim.ErrUnresponsive},
 		{"flood", func(t *testing.T, c *Conn, pc *peerCall) {
-			for range 600 { // 12 s of audio at once, over DefaultMaxAhead
-				_ = pc.track.WriteSample(mediaSample(tone(440, 20*time.Millisecond, -20)))
-			}
+			// Far faster than real time until the call ends: loopback UDP
+			// drops packets of a burst when the reader is slow, so a fixed
+			// burst of 12 s may arrive as less than DefaultMaxAhead.
+			go func() {
+				for range 200 { // 200 × 1 s of audio, 10 ms apart
+					select {
+					case <-c.Done():
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+					for range 50 {
+						_ = pc.track.WriteSample(mediaSample(tone(440, 20*time.Millisecond, -20)))
+					}
+				}
+			}()
 		}, audiocall.ErrFlood},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
