@@ -131,11 +131,14 @@ func sendJSON(t *testing.T, ws *websocket.Conn, v any) {
 }
 
 func media(p audio.PCM) map[string]any {
-	return map[string]any{"event": "media", "streamSid": "MZx", "media": map[string]any{"payload": base64.StdEncoding.EncodeToString(audio.EncodeMulaw(p))}}
+	return map[string]any{"event": "media", "streamSid": testStream, "media": map[string]any{"payload": base64.StdEncoding.EncodeToString(audio.EncodeMulaw(p))}}
 }
 
+// testStream is the stream id start gives call-1.
+var testStream = sid(StreamPrefix, "call-1")
+
 func markFrame(name string) map[string]any {
-	return map[string]any{"event": "mark", "streamSid": "MZx", "mark": map[string]any{"name": name}}
+	return map[string]any{"event": "mark", "streamSid": testStream, "mark": map[string]any{"name": name}}
 }
 
 func dial(t *testing.T, tr *Transport, b *bot) *Conn {
@@ -295,7 +298,7 @@ func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
 	assert.Equal(t, "a2", evs[0].AgentSpeech.ID)
 	time.Sleep(300 * time.Millisecond)
 	cleared := time.Now()
-	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": testStream})
 	evs = recv(t, c, 2)
 	assert.Equal(t, native.EventClear, evs[0].Event)
 	assert.Equal(t, "a2", evs[0].Clear.ID)
@@ -405,7 +408,7 @@ func TestUnknownEventsAreKeptVerbatim(t *testing.T) {
 	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
 	ws := b.ws(t)
 	start(t, c)
-	sendJSON(t, ws, map[string]any{"event": "playAudio", "x": 1})
+	sendJSON(t, ws, map[string]any{"event": "playAudio", "streamSid": testStream, "x": 1})
 	evs := recv(t, c, 1)
 	assert.Equal(t, "twilio.playAudio", evs[0].Event)
 }
@@ -469,7 +472,7 @@ func TestAgentTranscriptReplacesRecognition(t *testing.T) {
 	start(t, c)
 	words := "Done. Order 5590 now has quantity 2 as you asked."
 	sendJSON(t, ws, media(tone(440, time.Second, -20)))
-	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": words}})
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": testStream, "transcript": map[string]any{"text": words}})
 	sendJSON(t, ws, markFrame("a1"))
 	evs := recv(t, c, 3)
 	assert.Equal(t, native.PhaseEnd, evs[1].AgentSpeech.Phase)
@@ -479,11 +482,11 @@ func TestAgentTranscriptReplacesRecognition(t *testing.T) {
 	// Two seconds of audio for ten words, cleared after about one second:
 	// about half the words were said.
 	sendJSON(t, ws, media(tone(440, 2*time.Second, -20)))
-	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": "one two three four five six seven eight nine ten"}})
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": testStream, "transcript": map[string]any{"text": "one two three four five six seven eight nine ten"}})
 	evs = recv(t, c, 1)
 	require.Equal(t, native.PhaseStart, evs[0].AgentSpeech.Phase)
 	time.Sleep(900 * time.Millisecond)
-	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": testStream})
 	evs = recv(t, c, 2)
 	assert.Equal(t, native.EventClear, evs[0].Event)
 	said := strings.Fields(evs[1].AgentSpeech.Text)
@@ -533,4 +536,75 @@ func TestRecordedSpeechIsPlayed(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("not audio"), 0o644))
 	_, err = c.PrepareRecording(context.Background(), "u2", bad, true)
 	assert.ErrorIs(t, err, audio.ErrNotWAV)
+}
+
+func TestFramesOfAnotherStreamAreIgnoredAndCounted(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	wrong := media(tone(440, 500*time.Millisecond, -20))
+	wrong["streamSid"] = "MZ" + strings.Repeat("\x1b[2J", 100)
+	sendJSON(t, ws, wrong)
+	none := markFrame("m0")
+	delete(none, "streamSid")
+	sendJSON(t, ws, none)
+	sendJSON(t, ws, map[string]any{"event": "playAudio", "streamSid": testStream})
+	evs := recv(t, c, 3)
+	assert.Equal(t, EventForeignStream, evs[0].Event)
+	assert.Equal(t, EventForeignStream, evs[1].Event)
+	assert.Equal(t, "twilio.playAudio", evs[2].Event, "the ignored media queued no audio: no utterance came first")
+	assert.EqualValues(t, 2, c.ForeignFrames())
+	assert.Empty(t, b.all(EventMark), "a mark of another stream is never echoed")
+}
+
+func TestForeignStreamEventKeepsLittle(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, map[string]any{"event": strings.Repeat("é", 1000), "streamSid": strings.Repeat("x", 100000)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, err := c.Recv(ctx)
+	require.NoError(t, err)
+	var ff foreignFrame
+	require.NoError(t, json.Unmarshal(f.Raw, &ff))
+	assert.LessOrEqual(t, len(ff.Event), MaxForeignFieldBytes)
+	assert.LessOrEqual(t, len(ff.StreamSid), MaxForeignFieldBytes)
+	assert.True(t, strings.HasPrefix(ff.Event, "é"))
+}
+
+func TestLongMarkNameIsAnOversizedFrame(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { _, err := c.Recv(ctx); errc <- err }() // Recv starts the reader
+	sendJSON(t, ws, markFrame(strings.Repeat("n", DefaultMaxMarkNameBytes)))
+	b.waitFor(t, EventMark, 1)
+	sendJSON(t, ws, markFrame(strings.Repeat("n", DefaultMaxMarkNameBytes+1)))
+	assert.ErrorIs(t, <-errc, callsim.ErrOversizedFrame)
+	assert.Len(t, b.all(EventMark), 1, "the long name was never echoed")
+}
+
+func TestTooManyPendingMarksIsAFlood(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}, MaxMarks: 3}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, media(tone(440, 2*time.Second, -20)))
+	for i := range 4 {
+		sendJSON(t, ws, markFrame("m"+strconv.Itoa(i)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var err error
+	for err == nil {
+		_, err = c.Recv(ctx)
+	}
+	assert.ErrorIs(t, err, ErrFlood)
 }
