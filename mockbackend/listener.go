@@ -234,15 +234,31 @@ type boundedConn struct {
 	closed atomic.Bool
 	busy   atomic.Bool  // in a handler: its timeouts are the body's
 	read   atomic.Int64 // bytes read since the last request was served
+	span   atomic.Int64 // the last read deadline, as a time from when it was set
+}
+
+// SetReadDeadline notes how far off the deadline is: net/http sets the
+// header deadline ReadHeaderTimeout ahead, the idle and body ones
+// further, and a deadline in the past to abort its background read.
+func (c *boundedConn) SetReadDeadline(t time.Time) error {
+	c.span.Store(int64(time.Until(t)))
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *boundedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.read.Add(int64(n))
-	if err != nil && !c.busy.Load() && c.read.Load() > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+	if err != nil && !c.busy.Load() && c.read.Load() > 0 && c.headerDeadline() && errors.Is(err, os.ErrDeadlineExceeded) {
 		c.l.pass(fmt.Sprintf("request headers not read within %s", c.l.lim.HeaderTimeout))
 	}
 	return n, err
+}
+
+// headerDeadline says whether the read deadline that passed was the
+// header timeout's.
+func (c *boundedConn) headerDeadline() bool {
+	span := time.Duration(c.span.Load())
+	return span > 0 && span <= c.l.lim.HeaderTimeout
 }
 
 var status431 = []byte("HTTP/1.1 431 ")
