@@ -300,15 +300,22 @@ func (c *call) firstFinal() bool {
 	}
 }
 
-// stalledBody answers, then sends one update_order whose body stalls:
-// 10 of 100 bytes (slow false), or one byte a second.
-func (c *call) stalledBody(slow bool) {
+// stallingReply waits for the caller's first final, says it is looking,
+// and gives the tools URL to attack; false if the call ended first.
+func (c *call) stallingReply() (*url.URL, bool) {
 	if !c.firstFinal() {
-		return
+		return nil, false
 	}
 	c.say("a1", "One moment, let me look at order 5590.")
 	u, err := url.Parse(c.start.Tools.BaseURL)
-	if err != nil {
+	return u, err == nil
+}
+
+// stalledBody answers, then sends one update_order whose body stalls:
+// 10 of 100 bytes (slow false), or one byte a second.
+func (c *call) stalledBody(slow bool) {
+	u, ok := c.stallingReply()
+	if !ok {
 		return
 	}
 	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
@@ -476,12 +483,8 @@ const closeJunk = "\x1b[2J\x1b]8;;http://evil.test\x1b\\click\x1b]8;;\x1b\\\x1b[
 // headerFlood opens Options.Conns connections to the tools server, each
 // sending about 1 MB of headers that never end, held until Close.
 func (c *call) headerFlood() {
-	if !c.firstFinal() {
-		return
-	}
-	c.say("a1", "One moment, let me look at order 5590.")
-	u, err := url.Parse(c.start.Tools.BaseURL)
-	if err != nil {
+	u, ok := c.stallingReply()
+	if !ok {
 		return
 	}
 	line := []byte("X-Pad: " + strings.Repeat("p", 8<<10) + "\r\n")

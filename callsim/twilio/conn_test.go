@@ -376,19 +376,26 @@ func TestFlushDeliversTheLastTranscript(t *testing.T) {
 	<-done
 }
 
+// recvUntilError takes events until Recv fails (within 5 s) and gives the
+// error.
+func recvUntilError(t *testing.T, c *Conn) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, err := c.Recv(ctx); err != nil {
+			return err
+		}
+	}
+}
+
 func TestAgentAudioFloodEndsTheCall(t *testing.T) {
 	b := newBot(t)
 	c := dial(t, &Transport{Speech: toneSpeech{}, MaxQueuedAudio: time.Second}, b)
 	ws := b.ws(t)
 	start(t, c)
 	sendJSON(t, ws, media(tone(440, 1500*time.Millisecond, -20)))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var err error
-	for err == nil {
-		_, err = c.Recv(ctx)
-	}
-	assert.ErrorIs(t, err, ErrFlood)
+	assert.ErrorIs(t, recvUntilError(t, c), ErrFlood)
 }
 
 func TestGarbageFrame(t *testing.T) {
@@ -600,11 +607,5 @@ func TestTooManyPendingMarksIsAFlood(t *testing.T) {
 	for i := range 4 {
 		sendJSON(t, ws, markFrame("m"+strconv.Itoa(i)))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var err error
-	for err == nil {
-		_, err = c.Recv(ctx)
-	}
-	assert.ErrorIs(t, err, ErrFlood)
+	assert.ErrorIs(t, recvUntilError(t, c), ErrFlood)
 }
