@@ -231,6 +231,8 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
 		Budget:     mockbackend.Budget{PerSecond: c.Limits.MaxToolRequestsPerSecond, PerCall: c.Limits.MaxToolRequestsPerCall},
 		OnExceeded: func(violation string) { abort(callsim.AgentFault(violation)) },
+		Conns: mockbackend.ConnLimits{MaxConns: c.Limits.MaxToolConnections, MaxHeaderBytes: c.Limits.MaxToolHeaderBytes,
+			HeaderTimeout: c.Limits.ToolHeaderTimeout, MaxIdle: c.Limits.MaxIdleToolConnections},
 	})
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)

@@ -17,7 +17,8 @@ import (
 // socket is then cancelled first, by construction.
 
 // connKey is the context key under which the server keeps a request's
-// connection (Server.Start's ConnContext).
+// connection (the ConnContext of Server.Start's and of each call's
+// listener).
 type connKey struct{}
 
 func withConn(ctx context.Context, conn net.Conn) context.Context {
@@ -28,6 +29,10 @@ func withConn(ctx context.Context, conn net.Conn) context.Context {
 // mounted on a server of one's own).
 func requestConn(ctx context.Context) net.Conn {
 	conn, _ := ctx.Value(connKey{}).(net.Conn)
+	// The socket itself: a call's own listener wraps it in its bounds.
+	if bc, ok := conn.(*boundedConn); ok {
+		conn = bc.Conn
+	}
 	if tc, ok := conn.(*tls.Conn); ok {
 		return tc.NetConn()
 	}

@@ -45,6 +45,9 @@ func limitValues() map[string]any {
 		"MaxLimitToolRequestsPerSecond": MaxLimitToolRequestsPerSecond,
 		"MaxLimitToolRequestsPerCall":   MaxLimitToolRequestsPerCall,
 		"MaxLimitIdleTimeout":           MaxLimitIdleTimeout,
+		"MaxLimitToolConnections":       MaxLimitToolConnections,
+		"MaxLimitToolHeaderBytes":       MaxLimitToolHeaderBytes,
+		"MaxLimitToolHeaderTimeout":     MaxLimitToolHeaderTimeout,
 		"MaxCustomParameters":           MaxCustomParameters,
 		"MaxCustomParameterBytes":       MaxCustomParameterBytes,
 	}

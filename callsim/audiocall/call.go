@@ -466,17 +466,23 @@ func (c *Call) Transcript(text string) {
 }
 
 // PlaceMark puts a mark after everything queued; with nothing queued it
-// is reached at once.
-func (c *Call) PlaceMark(name string) {
+// is reached at once. More than max marks waiting is a flood (ErrFlood):
+// each is echoed later, on the frame clock's goroutine or at a clear.
+func (c *Call) PlaceMark(name string, max int) error {
 	c.mu.Lock()
+	if max > 0 && len(c.marks) >= max {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: over %d marks waiting to be played", ErrFlood, max)
+	}
 	if len(c.queue) == 0 {
 		c.logEchoLocked(name, c.queued, false)
 		c.mu.Unlock()
 		c.wire.Echo([]string{name})
-		return
+		return nil
 	}
 	c.marks = append(c.marks, mark{at: c.queued, name: name})
 	c.mu.Unlock()
+	return nil
 }
 
 // Clear drops the queued audio and echoes every pending mark at once, as

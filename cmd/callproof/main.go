@@ -69,8 +69,15 @@ func placesCalls(cmd string) bool {
 // run runs one command. Every write to stdout and stderr is checked: a
 // command whose output was lost exits non-zero.
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errw := &checkedWriter{w: stdout}, &checkedWriter{w: stderr}
+	out, flushOut := guarded(stdout)
+	errw, flushErr := guarded(stderr)
 	code := dispatch(args, out, errw)
+	if err := flushOut.Flush(); err != nil && out.err == nil {
+		out.err = err
+	}
+	if err := flushErr.Flush(); err != nil && errw.err == nil {
+		errw.err = err
+	}
 	if out.err != nil || errw.err != nil {
 		err := out.err
 		if err == nil {
