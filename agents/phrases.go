@@ -1,10 +1,15 @@
 package agents
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/callproof/callproof/callsim/audio"
 )
 
 // The agent phrasing of docs/ARCHITECTURE.md. The scorer normalises any
@@ -96,4 +101,44 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// A reference agent in audio mode synthesizes, before it listens, what it
+// may say in any call whatever the orders, so a first call on an empty
+// cache does not wait for (or share its CPU with) a synthesizer. Phrases
+// that carry a call's order or values are synthesized when first said.
+const (
+	// PhraseWarmers bounds the phrases synthesized at once at start.
+	PhraseWarmers = 2
+	// PhraseWarmTimeout bounds the warm-up; past it the agent fails to
+	// start, naming the phrase.
+	PhraseWarmTimeout = 30 * time.Second
+)
+
+// fixedPhrases is everything the agent may say that no call tailors.
+func fixedPhrases() []string {
+	return []string{greeting, askOrder, sayNothingChanged("")}
+}
+
+// warmPhrases synthesizes phrases with voice, at most PhraseWarmers at
+// once; the first failure names its phrase.
+func warmPhrases(ctx context.Context, voice *audio.Cache, phrases []string) error {
+	ctx, cancel := context.WithTimeout(ctx, PhraseWarmTimeout)
+	defer cancel()
+	errs := make([]error, len(phrases))
+	sem := make(chan struct{}, PhraseWarmers)
+	var wg sync.WaitGroup
+	for i, p := range phrases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := voice.Speech(ctx, p); err != nil {
+				errs[i] = fmt.Errorf("phrase %q: %w", p, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

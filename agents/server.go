@@ -66,14 +66,14 @@ func NewServer(cfg Config) *Server {
 		}
 		if s.audio != nil {
 			// Warm up off the call path: index the speech cache and
-			// synthesize the greeting.
+			// synthesize the fixed phrases.
 			a := s.audio
 			s.calls.Add(1)
 			go func() {
 				defer s.calls.Done()
 				a.index.rescan(true)
-				if _, err := a.voice.Speech(base, greeting); err != nil && base.Err() == nil {
-					a.cfg.logf("cannot synthesize the greeting: %v", err)
+				if err := warmPhrases(base, a.voice, fixedPhrases()); err != nil && base.Err() == nil {
+					a.cfg.logf("cannot synthesize: %v", err)
 				}
 			}()
 		}
@@ -163,7 +163,7 @@ type Running struct {
 func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 	if cfg.Audio != nil {
 		// Fail now on a bad voice or cache rather than on the first call;
-		// this also puts the greeting in the agent's speech cache.
+		// this also puts the fixed phrases in the agent's speech cache.
 		a, err := newAudioSide(*cfg.Audio)
 		if err != nil {
 			return nil, err
@@ -173,12 +173,12 @@ func Start(ctx context.Context, cfg Config, addr string) (*Running, error) {
 				return nil, err
 			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err = a.voice.Speech(wctx, greeting)
-		cancel()
-		if err != nil {
+		began := time.Now()
+		phrases := fixedPhrases()
+		if err := warmPhrases(ctx, a.voice, phrases); err != nil {
 			return nil, fmt.Errorf("agents: audio mode: %w", err)
 		}
+		a.cfg.logf("voice %s: %d phrases ready in %s", a.voice.Synth.Name(), len(phrases), time.Since(began).Round(time.Millisecond))
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)

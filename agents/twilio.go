@@ -648,8 +648,13 @@ func (tc *twilioCall) finish() {
 		tc.dtmfStop()
 		tc.dtmfStop = nil
 	}
-	callID := tc.callID
+	callID, started := tc.callID, tc.started
 	tc.mu.Unlock()
+	if !started {
+		// A connection that never said `start` (callproof's preflight
+		// probe, a health check) was no call: nothing was heard.
+		return
+	}
 	tc.side.file(tc.ear, callID)
 }
 

@@ -45,6 +45,9 @@ type Options struct {
 	// Clock is the harness's clock (default the system's); a test of this
 	// package injects one.
 	Clock trace.Clock
+	// NoPreflight places the calls without first checking that the agent
+	// answers (harness.Preflight); each unanswered call then fails alone.
+	NoPreflight bool
 }
 
 // Run places suite (core, extended, or a scenario file or directory)
@@ -67,6 +70,13 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	defer env.Close()
 	if o.Transport != nil {
 		env.Transport, env.TransportName = o.Transport, o.TransportName
+	}
+	// An agent that is not there fails the test once, before any call,
+	// with the URL and the error, not as every call's agent error.
+	if !o.NoPreflight {
+		if err := harness.Preflight(context.Background(), env.Transport, env.TransportName, agentURL, callsim.DefaultDialTimeout); err != nil {
+			t.Fatalf("callprooftest: preflight: %v: no call was placed", err)
+		}
 	}
 	r := env.Runner()
 	r.Suite, r.Agent = suite, agentURL

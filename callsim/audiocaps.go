@@ -2,6 +2,7 @@ package callsim
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/callproof/callproof/trace"
@@ -37,8 +38,8 @@ type Flusher interface {
 
 // Pacer is an optional Conn capability of real-time dialects: how late the
 // caller's frames went out against their 20 ms schedule. A call whose
-// frames fell behind by more than one frame ends as harness_error: its
-// timings are the harness's, not the agent's.
+// lateness an agent could perceive (Lateness.Behind) ends as
+// harness_error: its timings are the harness's, not the agent's.
 type Pacer interface {
 	Lateness() Lateness
 }
@@ -48,12 +49,30 @@ type Pacer interface {
 type Lateness struct {
 	Frames        int           // frames sent
 	P50, P99, Max time.Duration // lateness percentiles and worst
-	Frame         time.Duration // the frame length; Max over it marks the call
+	Frame         time.Duration // the frame length
 }
 
-// Behind reports whether the caller fell behind real time by more than a
-// frame.
-func (l Lateness) Behind() bool { return l.Frame > 0 && l.Max > l.Frame }
+// JitterAllowance is how late one caller frame may go out and the call
+// still be the agent's to judge. Every agent plays its input through a
+// jitter buffer, real telephony jitters by tens of milliseconds, and a
+// late frame is followed at once by the ones queued behind it, so the
+// agent sees a short hiccup, not a pause; 60 ms stays well under the
+// 100 ms of quiet in which a listener first hears a break in speech.
+const JitterAllowance = 60 * time.Millisecond
+
+// Behind reports whether the caller's pacing was too late to trust the
+// call's timings: a frame went out later than JitterAllowance. Lateness
+// is measured against the schedule fixed when the call started, not
+// against the previous frame, so it is also the stream's cumulative
+// drift: a pacer slowly falling behind crosses the allowance as surely as
+// one stall does, while a few frames a millisecond or two over their
+// slot never do.
+func (l Lateness) Behind() bool { return l.Frame > 0 && l.Max > JitterAllowance }
+
+// Why states the figures of a call that fell behind, after ReasonBehind.
+func (l Lateness) Why() string {
+	return fmt.Sprintf("frames up to %s late (p99 %s), over the %s jitter allowance", l.Max, l.P99, JitterAllowance)
+}
 
 // ReasonBehind is the harness_error reason of a call whose caller fell
 // behind real time (followed by the figures).

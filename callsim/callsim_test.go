@@ -409,3 +409,46 @@ func TestBargeInIsClearedAndTimed(t *testing.T) {
 	assert.Equal(t, clr.At-onset.At, o.res.YieldLatency)
 	assert.Positive(t, o.res.ResponseLatency)
 }
+
+// A partials trigger follows the agent's words: at the utterance's second
+// word when those come in a burst, well before the delay; at the delay
+// when the words are slower or never come as partials (audio).
+func TestPartialsTrigger(t *testing.T) {
+	script := func(delay time.Duration) trace.Script {
+		return trace.Script{StepTimeout: 5 * time.Second, Steps: []trace.Step{
+			say("s1", "Hi.", 100*time.Millisecond, trace.Trigger{}),
+			say("s2", "Wait.", 100*time.Millisecond, trace.Trigger{Event: trace.KindAgentSpeechStart, Delay: delay, Partials: 2}),
+		}}
+	}
+	t.Run("burst", func(t *testing.T) {
+		o := runCall(t, setup{script: script(time.Minute), agent: func(a *fakeAgent) {
+			a.untilFinal()
+			a.speak("a1", native.PhaseStart, "")
+			a.speak("a0", native.PhaseText, "Sure") // another utterance's words do not count
+			a.speak("a1", native.PhaseText, "Your")
+			a.speak("a1", native.PhaseText, "Your order")
+			a.drain()
+		}})
+		require.Equal(t, trace.Outcome(""), o.res.Outcome, o.res.Reason)
+		start := mustFind(t, o.hist, trace.KindAgentSpeechStart, nil)
+		second := mustFind(t, o.hist, trace.KindAgentSpeechText, func(e trace.Event) bool { return e.Data.(*trace.AgentSpeech).Text == "Your order" })
+		fired := mustFind(t, o.hist, trace.KindTriggerFired, ofStep("s2"))
+		note := fired.Data.(*trace.TriggerNote)
+		assert.Contains(t, note.On, "partial 2", "fired by the words, not the minute's delay")
+		assert.Greater(t, fired.Seq, second.Seq)
+		assert.Equal(t, start.Seq, note.Cause)
+	})
+	t.Run("delay first", func(t *testing.T) {
+		o := runCall(t, setup{script: script(200 * time.Millisecond), agent: func(a *fakeAgent) {
+			a.untilFinal()
+			a.speak("a1", native.PhaseStart, "")
+			a.drain()
+		}})
+		require.Equal(t, trace.Outcome(""), o.res.Outcome, o.res.Reason)
+		start := mustFind(t, o.hist, trace.KindAgentSpeechStart, nil)
+		note := mustFind(t, o.hist, trace.KindTriggerFired, ofStep("s2")).Data.(*trace.TriggerNote)
+		assert.NotContains(t, note.On, "partial")
+		s2 := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("s2"))
+		assert.GreaterOrEqual(t, s2.At-start.At, 200*time.Millisecond)
+	})
+}

@@ -40,6 +40,7 @@ func callsimDocConsts() map[string]any {
 		"callsim.DefaultCloseTimeout":         callsim.DefaultCloseTimeout,
 		"callsim.DefaultFlushTimeout":         callsim.DefaultFlushTimeout,
 		"callsim.ReasonBehind":                callsim.ReasonBehind,
+		"callsim.JitterAllowance":             callsim.JitterAllowance,
 		"callsim.DefaultStepTimeout":          callsim.DefaultStepTimeout,
 		"callsim.DefaultCallTimeout":          callsim.DefaultCallTimeout,
 		"callsim.DefaultQuiet":                callsim.DefaultQuiet,

@@ -192,7 +192,7 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 				r.note(fmt.Sprintf("the call would have ended as %s: %s", res.Outcome, res.Reason))
 			}
 			res.Outcome = trace.OutcomeHarnessError
-			res.Reason = fmt.Sprintf("%s: frames up to %s late (p99 %s), over one %s frame", ReasonBehind, l.Max, l.P99, l.Frame)
+			res.Reason = ReasonBehind + ": " + l.Why()
 		}
 	}
 	res.Harness = r.late

@@ -158,9 +158,18 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 		}
 	}
 	var err error
-	if delay > 0 {
+	switch {
+	case delay > 0 && on.Partials > 0 && hit != nil:
+		var early bool
+		if early, err = r.waitUntil(from+delay, r.partials(hit, on.Partials)); err == nil && !early {
+			r.late.Triggers.Add(max(r.woke-(from+delay), 0))
+		}
+		if early {
+			note.On += fmt.Sprintf(" (partial %d)", on.Partials)
+		}
+	case delay > 0:
 		err = r.waitLate(&r.late.Triggers, from+delay)
-	} else {
+	default:
 		_, err = r.waitUntil(from, nil)
 	}
 	if err != nil {
@@ -168,6 +177,31 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	}
 	r.rec.Record(trace.SourceHarness, trace.KindTriggerFired, note)
 	return nil, nil
+}
+
+// partials reports, each time it is called, whether the utterance start
+// opened has reached its nth agent.speech_text (Trigger.Partials).
+func (r *run) partials(start *trace.Event, n int) func() bool {
+	utt := ""
+	if d, ok := start.Data.(*trace.AgentSpeech); ok {
+		utt = d.Utterance
+	}
+	scan, got := start.Seq+1, 0
+	return func() bool {
+		for ; scan <= r.seen; scan++ {
+			e, ok := r.rec.Event(scan)
+			if !ok || e.Kind != trace.KindAgentSpeechText {
+				continue
+			}
+			if d, ok := e.Data.(*trace.AgentSpeech); ok && d.Utterance == utt {
+				if got++; got >= n {
+					scan++
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // missed records a trigger that never fired. A Required step ends the

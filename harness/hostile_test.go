@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
@@ -26,9 +28,12 @@ import (
 	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/internal/safetext"
 	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/reports"
 	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -380,6 +385,23 @@ func TestHostileAgents(t *testing.T) {
 				assert.Positive(t, theirs, "its token on other calls, refused and logged")
 				assert.Positive(t, ours, "other calls' tokens on its call, refused and logged")
 			}},
+		{name: "header-flood", opts: hostile.Options{Behaviour: hostile.HeaderFlood, Conns: 300},
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonConnBound + ": ", maxAlloc: 256 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				var noted bool
+				for _, e := range s.hostile.Events {
+					if n, ok := e.Data.(*trace.Note); ok && strings.HasPrefix(n.Text, "tool connection bound passed") {
+						noted = true
+					}
+				}
+				assert.True(t, noted, "the bound passed is on the record")
+			}},
+		{name: "terminal-hangup", opts: hostile.Options{Behaviour: hostile.TerminalText, End: hostile.EndHangup},
+			outcome: trace.OutcomeScored, reason: "agent hung up", maxAlloc: 64 << 20, check: fxTerminalSafe},
+		{name: "terminal-transfer", opts: hostile.Options{Behaviour: hostile.TerminalText, End: hostile.EndTransfer},
+			outcome: trace.OutcomeScored, reason: "agent transferred the call", maxAlloc: 64 << 20, check: fxTerminalSafe},
+		{name: "terminal-close", opts: hostile.Options{Behaviour: hostile.TerminalText, End: hostile.EndClose},
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonClosed, maxAlloc: 64 << 20, check: fxTerminalSafe},
 		{name: "killed", process: "kill", outcome: trace.OutcomeAgentError, reason: callsim.ReasonClosed, maxAlloc: 64 << 20},
 		{name: "stopped", process: "stop", extra: "timeouts: {step: 60s, call: 120s}\nlimits: {idle_timeout: 400ms}",
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonUnresponsive, maxAlloc: 64 << 20},
@@ -420,6 +442,28 @@ func TestHostileAgents(t *testing.T) {
 				hc.check(t, s, rt)
 			}
 		})
+	}
+}
+
+// fxTerminalSafe renders the call's timeline as show prints it and
+// checks the bytes: the agent's junk is there, escaped, and no control,
+// bidi override or zero-width character reaches the output as such.
+func fxTerminalSafe(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+	var b bytes.Buffer
+	require.NoError(t, reports.WriteTimeline(&b, s.hostile, scorer.CallScore{Call: s.hostile.Call}))
+	out := b.String()
+	for i, r := range out {
+		if r == '\n' || r == '\t' {
+			continue
+		}
+		if r == utf8.RuneError || !safetext.Safe(r) {
+			t.Fatalf("%U at byte %d of the timeline:\n%s", r, i, out)
+		}
+	}
+	assert.Contains(t, out, `\x1b[2J`, "the junk is shown, escaped")
+	assert.Contains(t, out, `\u202e`)
+	for _, k := range []trace.Kind{trace.KindAgentState, trace.KindAgentToolIntent, trace.KindAgentClear, trace.KindAgentSpeechText} {
+		assert.NotEmpty(t, fxKinds(s.hostile, k), "the agent sent %s", k)
 	}
 }
 

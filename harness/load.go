@@ -40,6 +40,8 @@ type LoadOptions struct {
 	// end less than FidelityTail before the call does. LoadResult.Said
 	// then lists what each call said.
 	Fidelity bool
+	// Warm tunes how Speech is made ready before the first call.
+	Warm Prewarm
 }
 
 // LoadResult is what a load run measured.
@@ -49,7 +51,7 @@ type LoadResult struct {
 	// Frame lateness: the median call's p50, the worst call's p99 and the
 	// worst frame of all.
 	P50, WorstP99, Max time.Duration
-	// CallsBehind counts calls whose caller fell more than a frame behind.
+	// CallsBehind counts calls whose caller fell behind (callsim.Lateness.Behind).
 	CallsBehind int
 	Frames      int
 	// Utterances the harness heard from the agent, over all calls.
@@ -87,10 +89,8 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	}
 	// Warm the speech cache once, so no call waits on a synthesizer (and,
 	// for Fidelity, the agent's ear can find every line in it).
-	for _, l := range o.lines() {
-		if _, err := o.Speech.Speech(ctx, l); err != nil {
-			return LoadResult{}, fmt.Errorf("load: speech: %w", err)
-		}
+	if err := PrepareSpeech(ctx, o.Speech, o.lines(), o.Warm); err != nil {
+		return LoadResult{}, fmt.Errorf("load: %w", err)
 	}
 	var before syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)

@@ -50,6 +50,9 @@ type Runner struct {
 	Stall func() (time.Duration, bool)
 	// Progress, when set, is called after each call (from one goroutine at a time).
 	Progress func(done, total int, s scorer.CallScore)
+	// Warm tunes how an audio transport's caller speech is made ready
+	// before the first dial (PrepareSpeech).
+	Warm Prewarm
 }
 
 // CallResult is one finished call.
@@ -75,6 +78,10 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 	conc := r.Concurrency
 	if conc <= 0 {
 		conc = 8
+	}
+	// No synthesizer may run while calls keep real time.
+	if err := PrepareSpeech(ctx, TransportSpeech(r.Transport), SpeechTexts(ps), r.Warm); err != nil {
+		return nil, fmt.Errorf("harness: before the first dial: %w", err)
 	}
 	// A failed write cancels the run: a results directory that cannot
 	// take more calls must not keep an agent busy for nothing.
@@ -224,6 +231,8 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		ID: id, Tools: c.Tools, Records: c.Records, Faults: c.Faults, Seed: seed, TimeScale: scale, Recorder: rec,
 		Budget:     mockbackend.Budget{PerSecond: c.Limits.MaxToolRequestsPerSecond, PerCall: c.Limits.MaxToolRequestsPerCall},
 		OnExceeded: func(violation string) { abort(callsim.AgentFault(violation)) },
+		Conns: mockbackend.ConnLimits{MaxConns: c.Limits.MaxToolConnections, MaxHeaderBytes: c.Limits.MaxToolHeaderBytes,
+			HeaderTimeout: c.Limits.ToolHeaderTimeout, MaxIdle: c.Limits.MaxIdleToolConnections},
 	})
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)

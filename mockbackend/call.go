@@ -43,6 +43,9 @@ type CallConfig struct {
 	// (scaled like every delay, never below MinBodyTimeout of real time);
 	// 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// Conns bounds the call's connections to its own listener (Start's
+	// server only); zero fields take the defaults (listener.go).
+	Conns ConnLimits
 }
 
 // Request limits of a call.
@@ -89,10 +92,13 @@ type Call struct {
 	nextID   int
 	nextOp   int
 	inflight []servedRequest // requests being served: a call has few at once
+	waiting  []*exchange     // requests before their commit (enterWait), for settle
 	budget   meter
 	stalled  int                // requests whose body was still arriving when the call closed
 	late     trace.LatenessStat // how late the call's timers fired (Lateness)
 	onExceed func(string)
+
+	listener *callListener // the call's own, when its server was started
 }
 
 // ReasonStalledBody is the agent_error reason for a call that ended with a
@@ -228,7 +234,7 @@ func (c *Call) ID() string { return c.id }
 // BaseURL is where the agent finds its tools: {server}/calls/{id}/tools.
 // It is relative until the server is started.
 func (c *Call) BaseURL() string {
-	return c.srv.URL() + "/calls/" + url.PathEscape(c.id) + "/tools"
+	return c.origin() + "/calls/" + url.PathEscape(c.id) + "/tools"
 }
 
 // Token is the call's bearer token, random per call.
@@ -325,6 +331,7 @@ func (c *Call) Close() {
 			c.rec.Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: fmt.Sprintf(
 				"mockbackend: %d tool request(s) refused with 429 over the budget (%s)", n, v)})
 		}
+		c.closeListener()
 	})
 }
 

@@ -31,18 +31,24 @@ import (
 // name the docs use (maxKeyLen is unexported but stated).
 func backendDocConsts() map[string]any {
 	return map[string]any{
-		"mockbackend.DefaultRequestsPerSecond": DefaultRequestsPerSecond,
-		"mockbackend.DefaultRequestsPerCall":   DefaultRequestsPerCall,
-		"mockbackend.ReasonToolFlood":          ReasonToolFlood,
-		"mockbackend.ReasonStalledBody":        ReasonStalledBody,
-		"mockbackend.MaxBodyBytes":             MaxBodyBytes,
-		"mockbackend.DefaultBodyTimeout":       DefaultBodyTimeout,
-		"mockbackend.MinBodyTimeout":           MinBodyTimeout,
-		"mockbackend.ServerReadHeaderTimeout":  ServerReadHeaderTimeout,
-		"mockbackend.ServerReadTimeout":        ServerReadTimeout,
-		"mockbackend.ServerIdleTimeout":        ServerIdleTimeout,
-		"mockbackend.DefaultHoldMax":           DefaultHoldMax,
-		"mockbackend.maxKeyLen":                maxKeyLen,
+		"mockbackend.DefaultRequestsPerSecond":   DefaultRequestsPerSecond,
+		"mockbackend.DefaultRequestsPerCall":     DefaultRequestsPerCall,
+		"mockbackend.ReasonToolFlood":            ReasonToolFlood,
+		"mockbackend.ReasonStalledBody":          ReasonStalledBody,
+		"mockbackend.MaxBodyBytes":               MaxBodyBytes,
+		"mockbackend.DefaultBodyTimeout":         DefaultBodyTimeout,
+		"mockbackend.MinBodyTimeout":             MinBodyTimeout,
+		"mockbackend.ServerReadHeaderTimeout":    ServerReadHeaderTimeout,
+		"mockbackend.ServerReadTimeout":          ServerReadTimeout,
+		"mockbackend.ServerIdleTimeout":          ServerIdleTimeout,
+		"mockbackend.DefaultHoldMax":             DefaultHoldMax,
+		"mockbackend.maxKeyLen":                  maxKeyLen,
+		"mockbackend.DefaultMaxConnsPerCall":     DefaultMaxConnsPerCall,
+		"mockbackend.DefaultMaxHeaderBytes":      DefaultMaxHeaderBytes,
+		"mockbackend.DefaultHeaderTimeout":       DefaultHeaderTimeout,
+		"mockbackend.DefaultMaxIdleConnsPerCall": DefaultMaxIdleConnsPerCall,
+		"mockbackend.ClosedLinger":               ClosedLinger,
+		"mockbackend.ReasonConnBound":            ReasonConnBound,
 	}
 }
 

@@ -149,6 +149,11 @@ func (c *Call) await(x *exchange, h *hold) (rep reply, proceed bool) {
 		rep.cancelled = true
 		return rep, false
 	}
+	// A client whose close is already in its socket has withdrawn the
+	// request before the release: net/http may not have said so yet.
+	if x.clientGone() {
+		return x.abandon(), false
+	}
 	at = x.emit(trace.KindToolReleased, trace.ToolEvent{Hold: h.name, Reason: reason})
 	x.amend(func(r *LedgerRow) { r.Released = ptr(at) })
 	// A client that left while held cancels, even if released since.

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -23,8 +24,10 @@ const reasonDuplicate = "duplicate delivery"
 // exchange is one delivery of one request as it moves through the call.
 type exchange struct {
 	c      *Call
-	ctx    context.Context // the client's; the call's for work nobody waits on
-	id     int             // ledger row
+	ctx    context.Context    // the client's; the call's for work nobody waits on
+	stop   context.CancelFunc // cancels ctx: settle found the client gone
+	conn   net.Conn           // the client's connection, when known (gone.go)
+	id     int                // ledger row
 	ref    string
 	name   string // tool name as requested
 	tool   *tool  // nil when unknown
@@ -36,9 +39,10 @@ type exchange struct {
 	via    string // Reason put on this delivery's events ("" or reasonDuplicate)
 	dupOf  string // ref of the delivery this one repeats (duplicate fault)
 
-	ownsKey   bool     // this delivery claimed its idempotency key
-	duplicate bool     // a duplicate fault asked for a second delivery
-	after     []func() // run once the response is out (late commits)
+	settled   chan struct{} // closed once a waiting delivery has ended its wait (enterWait)
+	ownsKey   bool          // this delivery claimed its idempotency key
+	duplicate bool          // a duplicate fault asked for a second delivery
+	after     []func()      // run once the response is out (late commits)
 }
 
 // reply is what a request answers, or why it answers nothing.
@@ -128,7 +132,9 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	id, ref := c.nextRef()
 	defer c.track(ref, name)()
-	x := &exchange{c: c, ctx: r.Context(), id: id, ref: ref, name: name, remote: r.RemoteAddr}
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	x := &exchange{c: c, ctx: ctx, stop: stop, conn: requestConn(r.Context()), id: id, ref: ref, name: name, remote: r.RemoteAddr}
 
 	body, how, readErr := c.readBody(w, r)
 	var argErr *argError
@@ -145,6 +151,8 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 			x.built = &n
 		}
 	}
+	// A withdrawal already in a socket is recorded before this request.
+	c.settle()
 	c.receive(x)
 
 	var rep reply
@@ -305,6 +313,7 @@ func (c *Call) run(x *exchange) reply {
 }
 
 func (c *Call) process(x *exchange) reply {
+	defer c.enterWait(x)()
 	if h := c.catch(x); h != nil {
 		if rep, proceed := c.await(x, h); !proceed {
 			return rep

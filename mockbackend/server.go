@@ -45,6 +45,10 @@ type Options struct {
 	// RejectedLogSize bounds the server's log of refused requests;
 	// 0 means DefaultRejectedLogSize.
 	RejectedLogSize int
+	// SharedListener serves every call on the server's one listener, as
+	// before calls had their own (listener.go): no per-call connection
+	// bounds then, only the server's.
+	SharedListener bool
 }
 
 // RejectedRequest is a request the server refused before it reached any
@@ -81,6 +85,8 @@ type Server struct {
 	hs     *http.Server
 	url    string
 	closed bool
+	// listeners are the calls' own, open and lingering (listener.go).
+	listeners map[*callListener]bool
 
 	// The log of refused requests: a ring of the newest, and a count.
 	logMu    sync.Mutex
@@ -112,7 +118,8 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		opts: opts, calls: map[string]*Call{}, gone: map[string]string{}, owners: map[string]string{},
-		schema: newSchema(), catalogues: shared[map[string]*tool]{max: sharedCacheSize}, stores: shared[*memdb.MemDB]{max: sharedCacheSize},
+		listeners: map[*callListener]bool{},
+		schema:    newSchema(), catalogues: shared[map[string]*tool]{max: sharedCacheSize}, stores: shared[*memdb.MemDB]{max: sharedCacheSize},
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /calls/{id}/tools/{tool}", s.serveTool)
@@ -144,6 +151,8 @@ func (s *Server) Start() error {
 		ReadHeaderTimeout: ServerReadHeaderTimeout,
 		ReadTimeout:       ServerReadTimeout,
 		IdleTimeout:       ServerIdleTimeout,
+		// Each request can then read its own socket (gone.go).
+		ConnContext: withConn,
 	}
 	go s.hs.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
 	return nil
@@ -183,6 +192,15 @@ func (s *Server) Close() error {
 		wg.Go(c.Close)
 	}
 	wg.Wait()
+	s.mu.Lock()
+	lingering := make([]*callListener, 0, len(s.listeners))
+	for l := range s.listeners {
+		lingering = append(lingering, l)
+	}
+	s.mu.Unlock()
+	for _, l := range lingering {
+		l.close()
+	}
 	if hs != nil {
 		if err := hs.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -210,6 +228,12 @@ func (s *Server) Open(cfg CallConfig) (*Call, error) {
 	if _, dup := s.calls[cfg.ID]; dup {
 		c.cancel()
 		return nil, fmt.Errorf("mockbackend: call %q is already open", cfg.ID)
+	}
+	if s.ln != nil && !s.opts.SharedListener {
+		if err := s.listen(c, cfg.Conns); err != nil {
+			c.cancel()
+			return nil, err
+		}
 	}
 	if old, ok := s.gone[cfg.ID]; ok {
 		delete(s.owners, old)

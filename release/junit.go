@@ -3,6 +3,7 @@ package release
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/callproof/callproof/internal/safetext"
 	"io"
 	"strconv"
 	"strings"
@@ -115,6 +116,12 @@ func WriteJUnitTimed(w io.Writer, suiteName string, scores []scorer.CallScore, t
 	suite.Time = seconds(total, durations != nil)
 	doc := junitSuites{Name: suiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
 		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
+	// Agent text is escaped where it is put in; the stream is guarded as
+	// well, so no field escapes the rule (and XML's forbidden characters,
+	// which the encoder would turn into U+FFFD, show as escapes).
+	sw := safetext.NewWriter(w)
+	w = sw
+	defer sw.Flush()
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -147,7 +154,7 @@ func junitFailure(st ScenarioTrials, calls []scorer.CallScore) *junitProblem {
 	for _, c := range failed {
 		fmt.Fprintf(&body, "%s: %s", c.Call, c.Outcome)
 		if c.Reason != "" {
-			fmt.Fprintf(&body, " (%s)", c.Reason)
+			fmt.Fprintf(&body, " (%s)", safetext.Escape(c.Reason))
 		}
 		body.WriteString("\n")
 		if o := string(c.Outcome); c.Outcome != trace.OutcomeScored && !seenO[o] {
@@ -159,7 +166,7 @@ func junitFailure(st ScenarioTrials, calls []scorer.CallScore) *junitProblem {
 			r := c.Axis(a)
 			fmt.Fprintf(&body, "  %s %s", a, r.Verdict)
 			if len(r.Findings) > 0 {
-				fmt.Fprintf(&body, ": %s", r.Findings[0].Text)
+				fmt.Fprintf(&body, ": %s", safetext.Escape(r.Findings[0].Text))
 			}
 			body.WriteString("\n")
 		}
@@ -202,7 +209,7 @@ func junitError(calls []scorer.CallScore) *junitProblem {
 	for _, c := range calls {
 		if c.Outcome == trace.OutcomeHarnessError {
 			ids = append(ids, c.Call)
-			fmt.Fprintf(&body, "%s: %s\n", c.Call, c.Reason)
+			fmt.Fprintf(&body, "%s: %s\n", c.Call, safetext.Escape(c.Reason))
 		}
 	}
 	return &junitProblem{Message: fmt.Sprintf("harness error in %s (not a verdict: re-run)", strings.Join(ids, ", ")), Type: "harness_error", Body: body.String()}

@@ -3,6 +3,7 @@ package release
 import (
 	"bufio"
 	"fmt"
+	"github.com/callproof/callproof/internal/safetext"
 	"io"
 	"strings"
 
@@ -166,7 +167,8 @@ func codeList(ids []string) string {
 	return strings.Join(s, ", ")
 }
 
-// mdText keeps free text from breaking a table row or a code span.
+// mdText keeps free text from breaking a table row or a code span, and
+// shows any control or invisible character as an escape (safetext).
 func mdText(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "'").Replace(s)
+	return strings.NewReplacer("|", `\|`, "`", "'").Replace(safetext.Escape(s))
 }

@@ -87,7 +87,7 @@ func TestWriteJUnit(t *testing.T) {
 	if want := "integrity failed in 1 of 3 trials; axes: tool_args_correct, stale_write_prevented; primary: stale_tool_args"; c.Failure.Message != want {
 		t.Errorf("message %q, want %q", c.Failure.Message, want)
 	}
-	if !strings.Contains(c.Failure.Body, `tool_args_correct fail: args {"date": "<Mar 4>"} & more`+"\uFFFD") || strings.Contains(c.Failure.Body, "second finding") {
+	if !strings.Contains(c.Failure.Body, `tool_args_correct fail: args {"date": "<Mar 4>"} & more\x01`) || strings.Contains(c.Failure.Body, "second finding") {
 		t.Errorf("body does not carry the first finding alone:\n%s", c.Failure.Body)
 	}
 	props := map[string]string{}
@@ -140,7 +140,7 @@ func TestWriteMarkdown(t *testing.T) {
 }
 
 func TestMdText(t *testing.T) {
-	if got := mdText("a|b\nc`d"); got != `a\|b c'd` {
+	if got := mdText("a|b\nc`d"); got != `a\|b\nc'd` {
 		t.Errorf("mdText = %q", got)
 	}
 }

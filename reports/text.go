@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/callproof/callproof/internal/safetext"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -100,9 +101,9 @@ func WriteTable(w io.Writer, t Title, s Summary) error {
 			case trace.OutcomeAgentError:
 				// Counted like a scored call: name its axis and bucket too,
 				// so every bucket count above leads to a call here.
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s: %s\n", f.Call, f.FirstAxis, f.Bucket, f.Outcome, f.Reason)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s: %s\n", f.Call, f.FirstAxis, f.Bucket, f.Outcome, safetext.Escape(f.Reason))
 			default:
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.Outcome, f.Reason)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Call, f.Outcome, safetext.Escape(f.Reason))
 			}
 		}
 		tw.Flush()

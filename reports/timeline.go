@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/callproof/callproof/internal/safetext"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -104,8 +105,12 @@ func seqs(text string, ev []int) string {
 	return "  [" + strings.Join(parts, " ") + "]"
 }
 
-// Describe is a one-line summary of an event's payload.
-func Describe(e trace.Event) string {
+// Describe is a one-line summary of an event's payload. It holds agent
+// text, so it is escaped whole (safetext.Escape): no control, line break
+// or bidi override of the agent's reaches a terminal, log or page.
+func Describe(e trace.Event) string { return safetext.Escape(describe(e)) }
+
+func describe(e trace.Event) string {
 	switch d := e.Data.(type) {
 	case *trace.CallStart:
 		return fmt.Sprintf("scenario %s, seed %d, scale %g, %d steps, %d tools, %d records", d.ScenarioID, d.Seed, d.TimeScale, len(d.Script.Steps), len(d.Tools), len(d.Records))

@@ -449,7 +449,9 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		// change and put the landed write right.
 		landed := StepSpec{ID: "landed", Do: "silence", Duration: ptr(Duration(0)),
 			On: &TriggerSpec{Event: string(trace.KindToolCommitted), Match: &Match{Tool: req.action}}}
-		ch.On = &TriggerSpec{After: "landed", Event: string(trace.KindAgentSpeechStart), Delay: ms(300)}
+		// At the agent's second word if that comes first: a starved agent
+		// whose words come in a burst is still cut off mid-utterance.
+		ch.On = &TriggerSpec{After: "landed", Event: string(trace.KindAgentSpeechStart), Delay: ms(300), Partials: 2}
 		return script(pre, ask(req), []StepSpec{landed, ch}, post), faults
 	case "during_tool_prep":
 		// The fallback (for agents that send no tool_intent) sits well

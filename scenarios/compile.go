@@ -50,6 +50,10 @@ type CallLimits struct {
 	MaxToolRequestsPerSecond int
 	MaxToolRequestsPerCall   int
 	IdleTimeout              time.Duration // real time
+	MaxToolConnections       int
+	MaxToolHeaderBytes       int
+	ToolHeaderTimeout        time.Duration // real time
+	MaxIdleToolConnections   int
 }
 
 // Compile turns a scenario into a script, catalogue, starting records and
@@ -179,6 +183,10 @@ func (b *builder) limits() CallLimits {
 	b.positive("limits.max_tool_requests_per_second", int64(l.MaxToolRequestsPerSecond), MaxLimitToolRequestsPerSecond, "MaxLimitToolRequestsPerSecond")
 	b.positive("limits.max_tool_requests_per_call", int64(l.MaxToolRequestsPerCall), MaxLimitToolRequestsPerCall, "MaxLimitToolRequestsPerCall")
 	b.duration("limits.idle_timeout", l.IdleTimeout, MaxLimitIdleTimeout, "MaxLimitIdleTimeout", false)
+	b.positive("limits.max_tool_connections", int64(l.MaxToolConnections), MaxLimitToolConnections, "MaxLimitToolConnections")
+	b.positive("limits.max_tool_header_bytes", int64(l.MaxToolHeaderBytes), MaxLimitToolHeaderBytes, "MaxLimitToolHeaderBytes")
+	b.duration("limits.tool_header_timeout", l.ToolHeaderTimeout, MaxLimitToolHeaderTimeout, "MaxLimitToolHeaderTimeout", false)
+	b.positive("limits.max_idle_tool_connections", int64(l.MaxIdleToolConnections), MaxLimitToolConnections, "MaxLimitToolConnections")
 	return CallLimits{
 		MaxEventTextBytes:        max(l.MaxEventTextBytes, 0),
 		MaxCallTextBytes:         max(l.MaxCallTextBytes, 0),
@@ -187,6 +195,10 @@ func (b *builder) limits() CallLimits {
 		MaxToolRequestsPerSecond: max(l.MaxToolRequestsPerSecond, 0),
 		MaxToolRequestsPerCall:   max(l.MaxToolRequestsPerCall, 0),
 		IdleTimeout:              max(l.IdleTimeout.D(), 0),
+		MaxToolConnections:       max(l.MaxToolConnections, 0),
+		MaxToolHeaderBytes:       max(l.MaxToolHeaderBytes, 0),
+		ToolHeaderTimeout:        max(l.ToolHeaderTimeout.D(), 0),
+		MaxIdleToolConnections:   max(l.MaxIdleToolConnections, 0),
 	}
 }
 

@@ -49,6 +49,8 @@ const (
 	MaxFaultTimes = 100
 	// MaxHoldSkip bounds a hold match's skip.
 	MaxHoldSkip = 100
+	// MaxTriggerPartials bounds a trigger's on.partials.
+	MaxTriggerPartials = 100
 	// MaxRecordVersion bounds a starting record's version.
 	MaxRecordVersion = 1000000
 
@@ -67,6 +69,14 @@ const (
 	MaxLimitToolRequestsPerCall = 1000000
 	// MaxLimitIdleTimeout bounds limits.idle_timeout.
 	MaxLimitIdleTimeout = 10 * time.Minute
+	// MaxLimitToolConnections bounds limits.max_tool_connections and
+	// limits.max_idle_tool_connections.
+	MaxLimitToolConnections = 4096
+	// MaxLimitToolHeaderBytes bounds limits.max_tool_header_bytes
+	// (net/http's own default).
+	MaxLimitToolHeaderBytes = 1 << 20
+	// MaxLimitToolHeaderTimeout bounds limits.tool_header_timeout.
+	MaxLimitToolHeaderTimeout = time.Minute
 	// MaxCustomParameters bounds the entries of custom_parameters.
 	MaxCustomParameters = 32
 	// MaxCustomParameterBytes bounds one custom_parameters value (a key is

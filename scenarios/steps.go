@@ -252,7 +252,7 @@ func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]in
 	if on == nil {
 		return trace.Trigger{}
 	}
-	t := trace.Trigger{After: on.After, Delay: on.Delay.D(), Timeout: on.Timeout.D(), Fallback: on.Fallback.D()}
+	t := trace.Trigger{After: on.After, Delay: on.Delay.D(), Timeout: on.Timeout.D(), Fallback: on.Fallback.D(), Partials: on.Partials}
 	b.duration(join(path, "delay"), on.Delay, MaxStepDuration, "MaxStepDuration", true)
 	b.duration(join(path, "timeout"), on.Timeout, MaxStepTimeout, "MaxStepTimeout", false)
 	b.duration(join(path, "fallback"), on.Fallback, MaxStepDuration, "MaxStepDuration", false)
@@ -286,6 +286,12 @@ func (b *builder) trigger(path string, on *TriggerSpec, i int, ids map[string]in
 	}
 	if on.Fallback > 0 && t.Event != trace.KindAgentToolIntent {
 		b.add(join(path, "fallback"), "only for event agent.tool_intent")
+	}
+	switch {
+	case on.Partials < 0 || on.Partials > MaxTriggerPartials:
+		b.add(join(path, "partials"), "must be 1..%d (MaxTriggerPartials), got %d", MaxTriggerPartials, on.Partials)
+	case on.Partials > 0 && (t.Event != trace.KindAgentSpeechStart || on.Delay <= 0):
+		b.add(join(path, "partials"), "only for event agent.speech_start with a delay")
 	}
 	return t
 }

@@ -162,6 +162,9 @@ type TriggerSpec struct {
 	Delay    Duration `json:"delay,omitempty"`
 	Timeout  Duration `json:"timeout,omitempty"`
 	Fallback Duration `json:"fallback,omitempty"`
+	// Partials (with event agent.speech_start and a delay): fire early, at
+	// the utterance's Nth agent.speech_text (trace.Trigger.Partials).
+	Partials int `json:"partials,omitempty" jsonschema:"minimum=0,maximum=100"`
 }
 
 // Timeouts override the script's defaults.
@@ -195,6 +198,18 @@ type LimitsSpec struct {
 	// IdleTimeout (real time, never scaled) is how long the agent may send
 	// nothing, not even a pong, before the call ends ("unresponsive").
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
+	// MaxToolConnections bounds the call's open connections to its tools
+	// listener ("tool connections").
+	MaxToolConnections int `json:"max_tool_connections,omitempty" jsonschema:"minimum=1,maximum=4096"`
+	// MaxToolHeaderBytes bounds one tool request's headers ("tool
+	// connections").
+	MaxToolHeaderBytes int `json:"max_tool_header_bytes,omitempty" jsonschema:"minimum=1,maximum=1048576"`
+	// ToolHeaderTimeout (real time) bounds reading one tool request's
+	// headers ("tool connections").
+	ToolHeaderTimeout Duration `json:"tool_header_timeout,omitempty"`
+	// MaxIdleToolConnections bounds the call's idle keep-alive tool
+	// connections ("tool connections").
+	MaxIdleToolConnections int `json:"max_idle_tool_connections,omitempty" jsonschema:"minimum=1,maximum=4096"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("300ms").

@@ -109,6 +109,12 @@ type Trigger struct {
 	// Fallback: for agent.tool_intent, fire this long after the caller's
 	// last final words if the agent sends no tool-intent notice.
 	Fallback time.Duration `json:"fallback,omitempty"`
+	// Partials: with Event agent.speech_start and a Delay, fire at that
+	// utterance's Partials-th agent.speech_text if it comes before the
+	// Delay is up. An agent whose words come faster than their time (a
+	// starved agent's burst) is then still cut off mid-utterance: the
+	// trigger follows its words, not the clock.
+	Partials int `json:"partials,omitempty"`
 }
 
 // ToolMatch selects tool calls by name and argument values.

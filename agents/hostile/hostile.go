@@ -48,6 +48,15 @@ const (
 	// paths and their tokens (Options.Peers) on its own path, then speaks
 	// and hangs up.
 	CrossCall Behaviour = "cross-call"
+	// HeaderFlood opens Options.Conns connections to its tools URL, sends
+	// up to 1 MB of request headers on each and never finishes them.
+	HeaderFlood Behaviour = "header-flood"
+	// TerminalText answers with terminal control sequences (TerminalJunk)
+	// in every string it sends: speech text, clear id, tool_intent tool and
+	// args, state slots and pending; then ends as Options.End says, with
+	// the junk in the hangup reason, the transfer target or the WebSocket
+	// close reason.
+	TerminalText Behaviour = "terminal-text"
 	// Worst floods huge frames, text, unknown messages and tool requests
 	// at once, each just under its default limit, for as long as the call
 	// lasts.
@@ -56,7 +65,7 @@ const (
 
 // Behaviours lists every behaviour.
 func Behaviours() []Behaviour {
-	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, Worst}
+	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, HeaderFlood, TerminalText, Worst}
 }
 
 // The default limits Worst stays under (callsim's and mockbackend's
@@ -82,6 +91,11 @@ type Options struct {
 	FrameBytes int
 	// Requests ToolFlood sends; default 3000.
 	Requests int
+	// Conns HeaderFlood opens; default 300.
+	Conns int
+	// End is how TerminalText ends the call: EndHangup (the default),
+	// EndTransfer or EndClose.
+	End string
 	// Peers returns other calls' tools, for CrossCall.
 	Peers func() []native.Tools
 	// Client for tool requests; default one with a 10 s timeout.
@@ -121,6 +135,12 @@ func New(o Options) (*Agent, error) {
 	}
 	if o.Requests <= 0 {
 		o.Requests = 3000
+	}
+	if o.Conns <= 0 {
+		o.Conns = 300
+	}
+	if o.End == "" {
+		o.End = EndHangup
 	}
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
@@ -169,6 +189,10 @@ func (a *Agent) Serve(ws *websocket.Conn, start native.Start) {
 		c.toolFlood()
 	case CrossCall:
 		c.crossCall()
+	case HeaderFlood:
+		c.headerFlood()
+	case TerminalText:
+		c.terminalText()
 	case Worst:
 		c.worst()
 	}
@@ -276,15 +300,22 @@ func (c *call) firstFinal() bool {
 	}
 }
 
-// stalledBody answers, then sends one update_order whose body stalls:
-// 10 of 100 bytes (slow false), or one byte a second.
-func (c *call) stalledBody(slow bool) {
+// stallingReply waits for the caller's first final, says it is looking,
+// and gives the tools URL to attack; false if the call ended first.
+func (c *call) stallingReply() (*url.URL, bool) {
 	if !c.firstFinal() {
-		return
+		return nil, false
 	}
 	c.say("a1", "One moment, let me look at order 5590.")
 	u, err := url.Parse(c.start.Tools.BaseURL)
-	if err != nil {
+	return u, err == nil
+}
+
+// stalledBody answers, then sends one update_order whose body stalls:
+// 10 of 100 bytes (slow false), or one byte a second.
+func (c *call) stalledBody(slow bool) {
+	u, ok := c.stallingReply()
+	if !ok {
 		return
 	}
 	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
@@ -430,6 +461,94 @@ func (c *call) crossCall() {
 	c.post(own.BaseURL, "", "get_order", body)
 	c.say("a1", "Sorry, I couldn't update order 5590. Nothing was changed.")
 	_ = c.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done"}})
+}
+
+// How TerminalText ends its call.
+const (
+	EndHangup   = "hangup"
+	EndTransfer = "transfer"
+	EndClose    = "close"
+)
+
+// TerminalJunk is what TerminalText puts in every string: a screen
+// clear, an OSC 8 hyperlink, colours, bidi overrides and isolates,
+// zero-width characters, a C1 control, DEL and a line break.
+const TerminalJunk = "\x1b[2J\x1b]8;;http://evil.test\x1b\\click\x1b]8;;\x1b\\\x1b[31mred\x1b[0m" +
+	"\u202edesrever\u202c\u2066iso\u2069\u200bzero\u200d\ufeff\u009b\x7f\r\nline"
+
+// closeJunk is TerminalJunk cut to fit a close frame's 123 bytes of
+// reason, whole characters only.
+const closeJunk = "\x1b[2J\x1b]8;;http://evil.test\x1b\\click\x1b]8;;\x1b\\\x1b[31mred\u202e\u200b\x7f\nline"
+
+// headerFlood opens Options.Conns connections to the tools server, each
+// sending about 1 MB of headers that never end, held until Close.
+func (c *call) headerFlood() {
+	u, ok := c.stallingReply()
+	if !ok {
+		return
+	}
+	line := []byte("X-Pad: " + strings.Repeat("p", 8<<10) + "\r\n")
+	var wg sync.WaitGroup
+	// Dials 2 ms apart: the agent shares a process with the harness in
+	// tests, and a burst of 300 dials at once would be its own load on
+	// the harness's CPU, not the flood the server must bound.
+	pace := time.NewTicker(2 * time.Millisecond)
+	defer pace.Stop()
+	for range c.a.opts.Conns {
+		select {
+		case <-pace.C:
+		case <-c.ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+			if err != nil {
+				return
+			}
+			if !c.a.hold(conn) {
+				_ = conn.Close()
+				return
+			}
+			_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			head := fmt.Sprintf("POST %s/get_order HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", u.Path, u.Host, c.start.Tools.Token)
+			if _, err := io.WriteString(conn, head); err != nil {
+				return
+			}
+			for sent := 0; sent < 1<<20; sent += len(line) {
+				if _, err := conn.Write(line); err != nil {
+					return // the server gave up on it
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// terminalText sends TerminalJunk in every field, then ends the call.
+func (c *call) terminalText() {
+	if !c.firstFinal() {
+		return
+	}
+	j := TerminalJunk
+	_ = c.send(native.Message{Event: native.EventState, State: &native.State{Version: 1,
+		Slots: map[string]string{"order_number": "5590", "note" + j: j}, Pending: "update_order" + j}})
+	_ = c.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: "update_order" + j,
+		Args: map[string]string{"order_number": "5590", "x" + j: j}}})
+	_ = c.speak("a0"+j, native.PhaseStart, "")
+	_ = c.speak("a0"+j, native.PhaseText, "Okay "+j)
+	_ = c.send(native.Message{Event: native.EventClear, Clear: &native.Clear{ID: "a0" + j}})
+	c.say("a1", "Sorry, I could not change order 5590. "+j)
+	switch c.a.opts.End {
+	case EndTransfer:
+		_ = c.send(native.Message{Event: native.EventTransfer, Transfer: &native.Transfer{To: "+1555" + j}})
+	case EndClose:
+		c.wmu.Lock()
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye"+closeJunk), time.Now().Add(time.Second))
+		c.wmu.Unlock()
+	default:
+		_ = c.send(native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: "done" + j}})
+	}
 }
 
 func (o Options) peers() []native.Tools {

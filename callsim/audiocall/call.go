@@ -156,8 +156,7 @@ type Call struct {
 	stopAt      int64   // bytes played when the utterance ending now stopped
 	tick        int     // the frame clock: the tick being played
 	turns       *turns
-	toHear      []heardJob // utterances ended whose end is not yet emitted
-	echoes      []Echo     // the first maxEchoes marks echoed, for Echoes
+	echoes      []Echo // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 }
@@ -467,17 +466,23 @@ func (c *Call) Transcript(text string) {
 }
 
 // PlaceMark puts a mark after everything queued; with nothing queued it
-// is reached at once.
-func (c *Call) PlaceMark(name string) {
+// is reached at once. More than max marks waiting is a flood (ErrFlood):
+// each is echoed later, on the frame clock's goroutine or at a clear.
+func (c *Call) PlaceMark(name string, max int) error {
 	c.mu.Lock()
+	if max > 0 && len(c.marks) >= max {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: over %d marks waiting to be played", ErrFlood, max)
+	}
 	if len(c.queue) == 0 {
 		c.logEchoLocked(name, c.queued, false)
 		c.mu.Unlock()
 		c.wire.Echo([]string{name})
-		return
+		return nil
 	}
 	c.marks = append(c.marks, mark{at: c.queued, name: name})
 	c.mu.Unlock()
+	return nil
 }
 
 // Clear drops the queued audio and echoes every pending mark at once, as
@@ -494,9 +499,10 @@ func (c *Call) Clear() {
 	c.played = c.queued
 	c.marks = c.marks[:0]
 	var fs []callsim.Frame
+	var job *heardJob
 	id := c.uttID()
 	if c.speaking {
-		fs = c.endUtteranceLocked(true)
+		fs, job = c.endUtteranceLocked(true)
 	}
 	c.mu.Unlock()
 	c.wire.Echo(names)
@@ -513,7 +519,7 @@ func (c *Call) Clear() {
 		fs = []callsim.Frame{{Message: m, Raw: raw}}
 	}
 	c.Emit(fs...)
-	c.startHearing()
+	c.hearAfterEnd(job)
 }
 
 func (c *Call) uttID() string { return "a" + strconv.Itoa(c.utt) }
@@ -597,17 +603,19 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 func (c *Call) playFrame(at time.Duration) {
 	c.mu.Lock()
 	var fs []callsim.Frame
+	var job *heardJob
 	var reached []string
 	if len(c.queue) == 0 {
 		// The agent's audio ran out. A short gap is a bot streaming
 		// slower than real time for a moment, not the end of its turn.
 		c.dry++
+		var job *heardJob
 		if c.speaking && c.dry >= DryFrames {
-			fs = c.endUtteranceLocked(false)
+			fs, job = c.endUtteranceLocked(false)
 		}
 		c.mu.Unlock()
 		c.Emit(fs...)
-		c.startHearing()
+		c.hearAfterEnd(job)
 		return
 	}
 	c.dry = 0
@@ -646,7 +654,7 @@ func (c *Call) playFrame(at time.Duration) {
 		fs = append(fs, speechFrame(native.PhaseStart, c.uttID(), ""))
 	case c.speaking && ev == audio.VADOffset:
 		c.keepLocked(pcm)
-		fs = c.endUtteranceLocked(false)
+		fs, job = c.endUtteranceLocked(false)
 	case c.speaking:
 		c.keepLocked(pcm)
 	}
@@ -658,7 +666,7 @@ func (c *Call) playFrame(at time.Duration) {
 	c.mu.Unlock()
 	c.wire.Echo(reached)
 	c.Emit(fs...)
-	c.startHearing()
+	c.hearAfterEnd(job)
 }
 
 func (c *Call) keepLocked(pcm audio.PCM) {
@@ -668,8 +676,9 @@ func (c *Call) keepLocked(pcm audio.PCM) {
 }
 
 // endUtteranceLocked closes the utterance in progress; its text follows
-// once the recognizer has heard it.
-func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
+// once the recognizer has heard it: the returned job, which the caller
+// starts (hearAfterEnd) once it has emitted the frames.
+func (c *Call) endUtteranceLocked(cleared bool) ([]callsim.Frame, *heardJob) {
 	if !cleared {
 		c.stopAt = c.played
 	}
@@ -681,23 +690,24 @@ func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	c.vad.Reset()
 	id := c.uttID()
 	fs := []callsim.Frame{speechFrame(native.PhaseEnd, id, "")}
+	var job *heardJob
 	if text, ok := c.ownWordsLocked(cleared); ok {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
-		// Started once the end is out (startHearing), so the text never
-		// overtakes it. The agent's own words may still follow the end
-		// (a WebRTC agent sends them after its last packet, and the
+		// Started by whoever emits the end, once it is out, so the text
+		// never overtakes it. The agent's own words may still follow the
+		// end (a WebRTC agent sends them after its last packet, and the
 		// detector may end the utterance first): they win.
 		drop := new(atomic.Bool)
 		c.pending.Add(1)
-		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm, drop: drop})
+		job = &heardJob{id: id, pcm: pcm, drop: drop}
 		c.wordless = &ending{id: id, queued: c.queued, drop: drop}
 	} else {
 		c.wordless = &ending{id: id, queued: c.queued}
 	}
 	c.heard = c.heard[:0]
-	return fs
+	return fs, job
 }
 
 // ownWordsLocked gives the words of the utterance ending now from the
@@ -732,15 +742,13 @@ type heardJob struct {
 	drop *atomic.Bool
 }
 
-// startHearing starts the transcriptions of the utterances whose end has
-// been emitted.
-func (c *Call) startHearing() {
-	c.mu.Lock()
-	jobs := c.toHear
-	c.toHear = nil
-	c.mu.Unlock()
-	for _, j := range jobs {
-		go c.hear(j)
+// hearAfterEnd starts the transcription of an utterance whose end the
+// caller has just emitted. Only that caller may start it: another
+// goroutine (the pacer) starting it between the end's creation and its
+// emission let the text overtake a clear.
+func (c *Call) hearAfterEnd(j *heardJob) {
+	if j != nil {
+		go c.hear(*j)
 	}
 }
 
@@ -776,12 +784,13 @@ func (c *Call) hear(j heardJob) {
 func (c *Call) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	var fs []callsim.Frame
+	var job *heardJob
 	if c.speaking && len(c.queue) == 0 {
-		fs = c.endUtteranceLocked(false)
+		fs, job = c.endUtteranceLocked(false)
 	}
 	c.mu.Unlock()
 	c.Emit(fs...)
-	c.startHearing()
+	c.hearAfterEnd(job)
 	heard := make(chan struct{})
 	go func() {
 		c.pending.Wait()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -53,6 +54,23 @@ const (
 	// WaitStretch multiplies the script's bounds on waiting for an audio
 	// call (callsim.Stretcher).
 	WaitStretch = audiocall.WaitStretch
+	// DefaultMaxMarkNameBytes bounds a mark's name: the caller keeps it
+	// and echoes it back, so it is text like any other (the per-event
+	// text cap, callsim.DefaultMaxEventTextBytes). A longer one is an
+	// oversized frame.
+	DefaultMaxMarkNameBytes = callsim.DefaultMaxEventTextBytes
+	// DefaultMaxPendingMarks bounds the marks waiting for playout to
+	// reach them; more is a flood. Each is echoed on the call's frame
+	// clock, so their number bounds that work.
+	DefaultMaxPendingMarks = 1000
+	// EventForeignStream is the event recorded on the call for each frame
+	// from the agent that names another stream (or none): Twilio ignores
+	// such frames, and so does the caller. Its payload is the frame's
+	// event and streamSid, each cut to MaxForeignFieldBytes. It does not
+	// by itself change the call's outcome.
+	EventForeignStream = "twilio.foreign_stream"
+	// MaxForeignFieldBytes bounds each field an EventForeignStream keeps.
+	MaxForeignFieldBytes = 64
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms).
 	DryFrames = audiocall.DryFrames
@@ -75,6 +93,8 @@ type Transport struct {
 	MaxUtterance   time.Duration // 0: audiocall.DefaultMaxUtterance
 	HearTimeout    time.Duration // 0: audiocall.DefaultHearTimeout
 	WriteTimeout   time.Duration // 0: DefaultWriteTimeout
+	MaxMarkName    int           // bytes; 0: DefaultMaxMarkNameBytes
+	MaxMarks       int           // pending; 0: DefaultMaxPendingMarks
 
 	// RecordTo, when set, is where the call is written as a stereo WAV
 	// (caller left, agent right) when the connection closes.
@@ -169,6 +189,9 @@ type Conn struct {
 	lastPing time.Time // the frame clock's only
 
 	rd *readdeadline.Keeper // the read deadline: call deadline and idle timeout
+
+	foreign atomic.Int64           // frames ignored for naming another stream
+	stream  atomic.Pointer[string] // sids.stream, for the reader
 }
 
 var (
@@ -280,6 +303,7 @@ func (c *Conn) start(s native.Start) error {
 	c.sids.account = sid(AccountPrefix, s.CallID)
 	c.sids.call = sid(CallPrefix, s.CallID)
 	c.sids.stream = sid(StreamPrefix, s.CallID)
+	c.stream.Store(&c.sids.stream)
 	err = c.writeLocked(connectedMsg{Event: EventConnect, Protocol: Protocol, Version: Version})
 	if err == nil {
 		err = c.writeLocked(startMsg{Event: EventStart, SequenceNumber: c.nextSeq(), StreamSid: c.sids.stream, Start: startBody{
@@ -320,6 +344,12 @@ func (c *Conn) reader() error {
 		if err := json.Unmarshal(b, &m); err != nil || m.Event == "" {
 			return fmt.Errorf("%w: not a Twilio Media Streams message", callsim.ErrGarbageFrame)
 		}
+		if m.StreamSid != c.streamSid() {
+			c.foreign.Add(1)
+			raw, _ := json.Marshal(foreignFrame{Event: clipRunes(m.Event, MaxForeignFieldBytes), StreamSid: clipRunes(m.StreamSid, MaxForeignFieldBytes)})
+			c.Emit(callsim.Frame{Message: native.Message{Event: EventForeignStream}, Raw: raw})
+			continue
+		}
 		switch {
 		case m.Event == EventMedia && m.Media != nil:
 			ulaw, err := base64.StdEncoding.DecodeString(m.Media.Payload)
@@ -330,7 +360,12 @@ func (c *Conn) reader() error {
 				return err
 			}
 		case m.Event == EventMark && m.Mark != nil:
-			c.PlaceMark(m.Mark.Name)
+			if n := orInt(int64(c.t.MaxMarkName), DefaultMaxMarkNameBytes); int64(len(m.Mark.Name)) > n {
+				return fmt.Errorf("%w: mark name over %d bytes", callsim.ErrOversizedFrame, n)
+			}
+			if err := c.PlaceMark(m.Mark.Name, int(orInt(int64(c.t.MaxMarks), DefaultMaxPendingMarks))); err != nil {
+				return err
+			}
 		case m.Event == EventClear:
 			c.Clear()
 		case m.Event == EventTranscript && m.Transcript != nil:
@@ -340,6 +375,36 @@ func (c *Conn) reader() error {
 			c.Emit(callsim.Frame{Message: native.Message{Event: "twilio." + m.Event}, Raw: raw})
 		}
 	}
+}
+
+// ForeignFrames counts the frames ignored for naming another stream
+// (EventForeignStream).
+func (c *Conn) ForeignFrames() int64 { return c.foreign.Load() }
+
+// streamSid is the stream's id, read without wmu: a writer stalled on an
+// agent that does not read must not stall the reader.
+func (c *Conn) streamSid() string {
+	if p := c.stream.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// foreignFrame is what EventForeignStream records of an ignored frame.
+type foreignFrame struct {
+	Event     string `json:"event"`
+	StreamSid string `json:"streamSid"`
+}
+
+// clipRunes cuts s to at most n bytes without splitting a rune.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Echo sends the agent a mark frame per name (audiocall.Wire).

@@ -131,11 +131,14 @@ func sendJSON(t *testing.T, ws *websocket.Conn, v any) {
 }
 
 func media(p audio.PCM) map[string]any {
-	return map[string]any{"event": "media", "streamSid": "MZx", "media": map[string]any{"payload": base64.StdEncoding.EncodeToString(audio.EncodeMulaw(p))}}
+	return map[string]any{"event": "media", "streamSid": testStream, "media": map[string]any{"payload": base64.StdEncoding.EncodeToString(audio.EncodeMulaw(p))}}
 }
 
+// testStream is the stream id start gives call-1.
+var testStream = sid(StreamPrefix, "call-1")
+
 func markFrame(name string) map[string]any {
-	return map[string]any{"event": "mark", "streamSid": "MZx", "mark": map[string]any{"name": name}}
+	return map[string]any{"event": "mark", "streamSid": testStream, "mark": map[string]any{"name": name}}
 }
 
 func dial(t *testing.T, tr *Transport, b *bot) *Conn {
@@ -295,9 +298,9 @@ func TestPlayoutMarksUtterancesAndClear(t *testing.T) {
 	assert.Equal(t, "a2", evs[0].AgentSpeech.ID)
 	time.Sleep(300 * time.Millisecond)
 	cleared := time.Now()
-	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": testStream})
 	evs = recv(t, c, 2)
-	assert.Equal(t, native.EventClear, evs[0].Event)
+	assert.Equal(t, native.EventClear, evs[0].Event, "after the clear: %+v", evs)
 	assert.Equal(t, "a2", evs[0].Clear.ID)
 	assert.Equal(t, native.PhaseText, evs[1].AgentSpeech.Phase)
 	marks = b.waitFor(t, "mark", 4)
@@ -373,19 +376,26 @@ func TestFlushDeliversTheLastTranscript(t *testing.T) {
 	<-done
 }
 
+// recvUntilError takes events until Recv fails (within 5 s) and gives the
+// error.
+func recvUntilError(t *testing.T, c *Conn) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, err := c.Recv(ctx); err != nil {
+			return err
+		}
+	}
+}
+
 func TestAgentAudioFloodEndsTheCall(t *testing.T) {
 	b := newBot(t)
 	c := dial(t, &Transport{Speech: toneSpeech{}, MaxQueuedAudio: time.Second}, b)
 	ws := b.ws(t)
 	start(t, c)
 	sendJSON(t, ws, media(tone(440, 1500*time.Millisecond, -20)))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var err error
-	for err == nil {
-		_, err = c.Recv(ctx)
-	}
-	assert.ErrorIs(t, err, ErrFlood)
+	assert.ErrorIs(t, recvUntilError(t, c), ErrFlood)
 }
 
 func TestGarbageFrame(t *testing.T) {
@@ -405,7 +415,7 @@ func TestUnknownEventsAreKeptVerbatim(t *testing.T) {
 	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
 	ws := b.ws(t)
 	start(t, c)
-	sendJSON(t, ws, map[string]any{"event": "playAudio", "x": 1})
+	sendJSON(t, ws, map[string]any{"event": "playAudio", "streamSid": testStream, "x": 1})
 	evs := recv(t, c, 1)
 	assert.Equal(t, "twilio.playAudio", evs[0].Event)
 }
@@ -469,7 +479,7 @@ func TestAgentTranscriptReplacesRecognition(t *testing.T) {
 	start(t, c)
 	words := "Done. Order 5590 now has quantity 2 as you asked."
 	sendJSON(t, ws, media(tone(440, time.Second, -20)))
-	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": words}})
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": testStream, "transcript": map[string]any{"text": words}})
 	sendJSON(t, ws, markFrame("a1"))
 	evs := recv(t, c, 3)
 	assert.Equal(t, native.PhaseEnd, evs[1].AgentSpeech.Phase)
@@ -479,13 +489,13 @@ func TestAgentTranscriptReplacesRecognition(t *testing.T) {
 	// Two seconds of audio for ten words, cleared after about one second:
 	// about half the words were said.
 	sendJSON(t, ws, media(tone(440, 2*time.Second, -20)))
-	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": "MZx", "transcript": map[string]any{"text": "one two three four five six seven eight nine ten"}})
+	sendJSON(t, ws, map[string]any{"event": "transcript", "streamSid": testStream, "transcript": map[string]any{"text": "one two three four five six seven eight nine ten"}})
 	evs = recv(t, c, 1)
 	require.Equal(t, native.PhaseStart, evs[0].AgentSpeech.Phase)
 	time.Sleep(900 * time.Millisecond)
-	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": "MZx"})
+	sendJSON(t, ws, map[string]any{"event": "clear", "streamSid": testStream})
 	evs = recv(t, c, 2)
-	assert.Equal(t, native.EventClear, evs[0].Event)
+	assert.Equal(t, native.EventClear, evs[0].Event, "after the clear: %+v", evs)
 	said := strings.Fields(evs[1].AgentSpeech.Text)
 	assert.GreaterOrEqual(t, len(said), 3, evs[1].AgentSpeech.Text)
 	assert.LessOrEqual(t, len(said), 7, evs[1].AgentSpeech.Text)
@@ -533,4 +543,141 @@ func TestRecordedSpeechIsPlayed(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("not audio"), 0o644))
 	_, err = c.PrepareRecording(context.Background(), "u2", bad, true)
 	assert.ErrorIs(t, err, audio.ErrNotWAV)
+}
+
+func TestFramesOfAnotherStreamAreIgnoredAndCounted(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	wrong := media(tone(440, 500*time.Millisecond, -20))
+	wrong["streamSid"] = "MZ" + strings.Repeat("\x1b[2J", 100)
+	sendJSON(t, ws, wrong)
+	none := markFrame("m0")
+	delete(none, "streamSid")
+	sendJSON(t, ws, none)
+	sendJSON(t, ws, map[string]any{"event": "playAudio", "streamSid": testStream})
+	evs := recv(t, c, 3)
+	assert.Equal(t, EventForeignStream, evs[0].Event)
+	assert.Equal(t, EventForeignStream, evs[1].Event)
+	assert.Equal(t, "twilio.playAudio", evs[2].Event, "the ignored media queued no audio: no utterance came first")
+	assert.EqualValues(t, 2, c.ForeignFrames())
+	assert.Empty(t, b.all(EventMark), "a mark of another stream is never echoed")
+}
+
+func TestForeignStreamEventKeepsLittle(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, map[string]any{"event": strings.Repeat("é", 1000), "streamSid": strings.Repeat("x", 100000)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, err := c.Recv(ctx)
+	require.NoError(t, err)
+	var ff foreignFrame
+	require.NoError(t, json.Unmarshal(f.Raw, &ff))
+	assert.LessOrEqual(t, len(ff.Event), MaxForeignFieldBytes)
+	assert.LessOrEqual(t, len(ff.StreamSid), MaxForeignFieldBytes)
+	assert.True(t, strings.HasPrefix(ff.Event, "é"))
+}
+
+func TestLongMarkNameIsAnOversizedFrame(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { _, err := c.Recv(ctx); errc <- err }() // Recv starts the reader
+	sendJSON(t, ws, markFrame(strings.Repeat("n", DefaultMaxMarkNameBytes)))
+	b.waitFor(t, EventMark, 1)
+	sendJSON(t, ws, markFrame(strings.Repeat("n", DefaultMaxMarkNameBytes+1)))
+	assert.ErrorIs(t, <-errc, callsim.ErrOversizedFrame)
+	assert.Len(t, b.all(EventMark), 1, "the long name was never echoed")
+}
+
+func TestTooManyPendingMarksIsAFlood(t *testing.T) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}, MaxMarks: 3}, b)
+	ws := b.ws(t)
+	start(t, c)
+	sendJSON(t, ws, media(tone(440, 2*time.Second, -20)))
+	for i := range 4 {
+		sendJSON(t, ws, markFrame("m"+strconv.Itoa(i)))
+	}
+	assert.ErrorIs(t, recvUntilError(t, c), ErrFlood)
+}
+
+// TestOneHostileCallsWorkIsBounded: one call's agent sends every message
+// kind at its limits (1 MiB frames of media, unknown events and frames of
+// another stream, marks with the longest name, clears, transcripts, then
+// a 1 MB mark name) while 20 calls stream. The hostile call ends as an
+// oversized frame; what it made the caller write back is bounded (no
+// echoed name over DefaultMaxMarkNameBytes); the 20 keep streaming.
+//
+// Their lateness is logged, not asserted: under -race, with 21 bots in
+// this process on a shared 2-core machine, the 20 run 20-40 ms late at
+// their start without any hostile call; the harness's overload check
+// (harness tests) is what judges lateness.
+func TestOneHostileCallsWorkIsBounded(t *testing.T) {
+	const calls = 20
+	bots := make([]*bot, calls)
+	conns := make([]*Conn, calls)
+	for i := range conns {
+		bots[i] = newBot(t)
+		conns[i] = dial(t, &Transport{Speech: toneSpeech{}}, bots[i])
+		_ = bots[i].ws(t)
+		start(t, conns[i])
+	}
+	hb := newBot(t)
+	hostile := dial(t, &Transport{Speech: toneSpeech{}}, hb)
+	ws := hb.ws(t)
+	start(t, hostile)
+	errc := make(chan error, 1)
+	go func() { errc <- recvUntilError(t, hostile) }()
+
+	frame := func(event string, body map[string]any) []byte {
+		m := map[string]any{"event": event, "streamSid": testStream}
+		for k, v := range body {
+			m[k] = v
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		return b
+	}
+	name := strings.Repeat("n", DefaultMaxMarkNameBytes)
+	frames := [][]byte{
+		frame("media", map[string]any{"media": map[string]any{"payload": base64.StdEncoding.EncodeToString(make([]byte, 8000))}}),
+		frame("playAudio", map[string]any{"pad": strings.Repeat("p", DefaultMaxFrameBytes-200)}),
+		[]byte(`{"event":"media","streamSid":"MZother","media":{"payload":"` + strings.Repeat("A", DefaultMaxFrameBytes-100) + `"}}`),
+		frame("transcript", map[string]any{"transcript": map[string]any{"text": strings.Repeat("word ", 800)}}),
+	}
+	for range 50 {
+		frames = append(frames, frame("mark", map[string]any{"mark": map[string]any{"name": name}}))
+	}
+	frames = append(frames, frame("clear", nil))
+	before := make([]int, calls)
+	for i, b := range bots {
+		before[i] = len(b.all(EventMedia))
+	}
+	const rounds = 5
+	for range rounds {
+		for _, f := range frames {
+			require.NoError(t, ws.WriteMessage(websocket.TextMessage, f))
+		}
+	}
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, frame("mark", map[string]any{"mark": map[string]any{"name": strings.Repeat("n", 1<<20-200)}})))
+	assert.ErrorIs(t, <-errc, callsim.ErrOversizedFrame)
+	assert.EqualValues(t, rounds, hostile.ForeignFrames())
+	for _, m := range hb.all(EventMark) {
+		n, _ := m.raw["mark"].(map[string]any)["name"].(string)
+		assert.LessOrEqual(t, len(n), DefaultMaxMarkNameBytes)
+	}
+	for i, b := range bots {
+		b.waitFor(t, EventMedia, before[i]+5) // still streaming
+		l := conns[i].Lateness()
+		t.Logf("call %d: worst frame %s late, p99 %s", i, l.Max, l.P99)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/internal/safetext"
 )
 
 // minScale is the smallest --scale accepted: below it a correct agent
@@ -174,8 +175,17 @@ func interruptible(name string, stderr io.Writer) (context.Context, func()) {
 // checkedWriter remembers the first write error, so a command whose output
 // was lost (a full disk, a closed pipe) never exits 0.
 type checkedWriter struct {
-	w   io.Writer
-	err error
+	w    io.Writer
+	err  error
+	file io.Writer // what w writes to, for File
+}
+
+// guarded is a checkedWriter whose text is escaped on the way to w
+// (safetext.Writer): agent text never reaches a terminal or log raw,
+// whichever command prints it. Flush it before exiting.
+func guarded(w io.Writer) (*checkedWriter, *safetext.Writer) {
+	sw := safetext.NewWriter(w)
+	return &checkedWriter{w: sw, file: w}, sw
 }
 
 func (c *checkedWriter) Write(p []byte) (int, error) {
@@ -188,7 +198,10 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 
 // File lets the progress bar see whether stderr is a terminal.
 func (c *checkedWriter) File() *os.File {
-	f, _ := c.w.(*os.File)
+	f, _ := c.file.(*os.File)
+	if f == nil {
+		f, _ = c.w.(*os.File)
+	}
 	return f
 }
 

@@ -103,6 +103,7 @@ func runDemo(ctx context.Context, out string, scale float64, conc int, stderr io
 		r.Concurrency, r.TimeScale, r.Suite, r.Agent, r.Results = conc, scale, name, agentName, res
 		bar := newProgress(stderr)
 		r.Progress = bar.update
+		r.Warm.Progress = speechProgress(stderr, "demo")
 		_, err = r.Run(ctx, running.URL, cases)
 		bar.done()
 		running.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,16 +79,22 @@ func cmdGate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof gate: %v\n", err)
 		return exitBroken
 	}
+	// Calls that never reached the agent are said first: their axes are
+	// unknown for want of a call, not for anything the agent did.
+	unreached := harness.FindUnreached(run.Histories)
 	if *asJSON {
+		writeUnreached(stderr, unreached)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(struct {
 			harness.GateResult
-			Trials   *release.TrialReport `json:"trials,omitempty"`
-			Baseline *release.Comparison  `json:"baseline,omitempty"`
-		}{g, trialsIfAsked(rel, opts), rel.Baseline})
+			Trials    *release.TrialReport `json:"trials,omitempty"`
+			Baseline  *release.Comparison  `json:"baseline,omitempty"`
+			Unreached []string             `json:"unreached,omitempty"`
+		}{g, trialsIfAsked(rel, opts), rel.Baseline, unreached.Calls})
 	} else {
-		err = writeGate(stdout, g)
+		writeUnreached(stdout, unreached)
+		err = writeGateSkipping(stdout, g, unreached.Calls)
 		if err == nil && (opts.Trials > 0 || rel.Trials.K > 1) {
 			err = writeTrials(stdout, rel.Trials)
 		}
@@ -204,7 +211,11 @@ func gateVerdict(g harness.GateResult) string {
 	return "holds"
 }
 
-func writeGate(w io.Writer, g harness.GateResult) error {
+func writeGate(w io.Writer, g harness.GateResult) error { return writeGateSkipping(w, g, nil) }
+
+// writeGateSkipping is writeGate without the violations of the calls
+// skip lists (already explained: they never reached the agent).
+func writeGateSkipping(w io.Writer, g harness.GateResult, skip []string) error {
 	verdict := "HOLDS"
 	switch {
 	case g.Incomplete != nil:
@@ -235,8 +246,19 @@ func writeGate(w io.Writer, g harness.GateResult) error {
 			fmt.Fprintf(w, " (%d)", n)
 		}
 		fmt.Fprintln(w)
-		vs := append([]harness.Violation(nil), r.Violations...)
+		var vs []harness.Violation
+		skipped := 0
+		for _, v := range r.Violations {
+			if v.Call != "" && slices.Contains(skip, v.Call) {
+				skipped++
+				continue
+			}
+			vs = append(vs, v)
+		}
 		harness.SortViolations(vs)
+		if skipped > 0 {
+			fmt.Fprintf(w, "       %d of the calls that never reached the agent (above)\n", skipped)
+		}
 		for i, v := range vs {
 			if i == 5 {
 				fmt.Fprintf(w, "       … %d more\n", len(vs)-5)
@@ -250,6 +272,28 @@ func writeGate(w io.Writer, g harness.GateResult) error {
 		}
 	}
 	return nil
+}
+
+// writeUnreached says how many calls never reached the agent and why
+// (their end reasons); nothing when every call did.
+func writeUnreached(w io.Writer, u harness.UnreachedCalls) {
+	n := len(u.Calls)
+	if n == 0 {
+		return
+	}
+	if n == u.Total {
+		fmt.Fprintf(w, "no call reached the agent: all %d calls ended agent_error with nothing said, heard or requested\n", n)
+	} else {
+		fmt.Fprintf(w, "%d of %d calls never reached the agent: they ended agent_error with nothing said, heard or requested\n", n, u.Total)
+	}
+	for i, r := range u.Reasons {
+		if i == 3 {
+			fmt.Fprintf(w, "  … %d other reasons\n", len(u.Reasons)-3)
+			break
+		}
+		fmt.Fprintf(w, "  %d × %s\n", r.N, r.Reason)
+	}
+	fmt.Fprintf(w, "  their axes are unknown for want of a call: start the agent (or correct --agent) and place them again\n\n")
 }
 
 // writeRulesMarkdown lists the gate's rules under the Markdown summary:

@@ -150,7 +150,19 @@ func checkFake(t *testing.T, fake *realtime.Server) {
 	t.Helper()
 	type conn struct{ calls, outputs, creates, truncates int }
 	conns := map[int]*conn{}
+	// The agent opens its Realtime session when a WebSocket is upgraded,
+	// so the preflight's probe (upgraded, closed before any frame) has a
+	// session too: one that never carried the caller's audio was no call.
+	spoke := map[int]bool{}
 	for _, e := range fake.Events() {
+		if e.Dir == realtime.FromClient && e.Type == "input_audio_buffer.append" {
+			spoke[e.Conn] = true
+		}
+	}
+	for _, e := range fake.Events() {
+		if !spoke[e.Conn] {
+			continue
+		}
 		c := conns[e.Conn]
 		if c == nil {
 			c = &conn{}

@@ -20,14 +20,15 @@ import (
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
                      [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
-                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json]
-       callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json]
+                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
+       callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
 
 Measures how many real-time audio calls this machine's harness sustains:
 places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
 streaming 20 ms μ-law frames and speaking every 3 s for D, and reports how
 late the caller's frames went out (the median call's p50, the worst call's
-p99, the worst frame), the calls that fell more than a frame behind, and
+p99, the worst frame), the calls that fell behind (a frame over the 60 ms
+jitter allowance), and
 CPU and memory per call. Without --agent it starts a minimal bot (it plays
 a second of tone back for every two seconds it hears) in a separate
 process. --transport webrtc places the calls over WebRTC instead (needs
@@ -61,7 +62,7 @@ exit: 0 every call kept within a frame of real time (and, with
 --fidelity, was heard exactly as said; native: every call scored with its
 scenario's usual verdicts), 1 some fell behind or were heard otherwise
 (native: overloaded or unusual calls), 2 bad usage, 3 the run could not
-happen.
+happen, 5 no agent answers at --agent (preflight; nothing placed).
 `
 
 func cmdLoad(args []string, stdout, stderr io.Writer) int {
@@ -80,6 +81,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
 	scale := c.Float64("scale", 1, "native: time scale offered to the agent")
 	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native: spread the calls' starts over this long")
+	noPreflight := c.Bool("no-preflight", false, "with --agent: "+noPreflightUsage)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
@@ -90,7 +92,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 		}
-		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON}, stdout, stderr)
+		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON, noPreflight: *noPreflight}, stdout, stderr)
 	}
 	for _, f := range []string{"suite", "scale", "ramp"} {
 		if c.set(f) {
@@ -128,6 +130,8 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	} else if err := checkAgentFor(af.transport, url); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage
+	} else if !*noPreflight && !preflight("load", af, url, stderr) {
+		return exitNoAgent // the bot load starts itself needs no check
 	}
 	if n := fileLimitConcurrency("load", *calls, stderr); n < *calls {
 		fmt.Fprintf(stderr, "callproof load: %d calls need more open files than the hard limit allows\n", *calls)

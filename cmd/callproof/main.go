@@ -17,6 +17,7 @@ const (
 	exitUsage      = 2 // bad flags, unreadable or invalid input (scenario, policy, history)
 	exitBroken     = 3 // broken run: a harness error, the run proves nothing; or the output could not be written
 	exitIncomplete = 4 // incomplete run: planned calls missing or duplicated, or the run was cut short
+	exitNoAgent    = 5 // preflight: no agent answers at --agent; nothing was placed
 )
 
 type command struct {
@@ -68,8 +69,15 @@ func placesCalls(cmd string) bool {
 // run runs one command. Every write to stdout and stderr is checked: a
 // command whose output was lost exits non-zero.
 func run(args []string, stdout, stderr io.Writer) int {
-	out, errw := &checkedWriter{w: stdout}, &checkedWriter{w: stderr}
+	out, flushOut := guarded(stdout)
+	errw, flushErr := guarded(stderr)
 	code := dispatch(args, out, errw)
+	if err := flushOut.Flush(); err != nil && out.err == nil {
+		out.err = err
+	}
+	if err := flushErr.Flush(); err != nil && errw.err == nil {
+		errw.err = err
+	}
 	if out.err != nil || errw.err != nil {
 		err := out.err
 		if err == nil {
@@ -124,5 +132,5 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintf(w, "\nexit codes: 0 ok, 1 gate does not hold, 2 bad usage or input, 3 broken run, 4 incomplete run\n\n'callproof <command> --help' describes a command.\n")
+	fmt.Fprintf(w, "\nexit codes: 0 ok, 1 gate does not hold, 2 bad usage or input, 3 broken run, 4 incomplete run, 5 no agent answers (preflight)\n\n'callproof <command> --help' describes a command.\n")
 }

@@ -43,6 +43,7 @@ func (p placement) place(ctx context.Context, ps []harness.Placement, stderr io.
 	r.Concurrency, r.TimeScale, r.Suite, r.Agent, r.Results = max(p.conc, 1), p.scale, p.suite, p.agent, res
 	bar := newProgress(stderr)
 	r.Progress = bar.update
+	r.Warm.Progress = speechProgress(stderr, "")
 	out, err := r.Place(ctx, p.agent, ps)
 	bar.done()
 	if cerr := res.Close(); err == nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/callproof/callproof/scorer"
 )
@@ -56,5 +57,31 @@ func (p *progress) update(done, total int, s scorer.CallScore) {
 func (p *progress) done() {
 	if p.tty && p.n > 0 {
 		fmt.Fprintln(p.w)
+	}
+}
+
+// speechProgress shows the caller's speech being made ready before the
+// first call (harness.Prewarm.Progress): a counter on a terminal, and a
+// closing line when it took long enough to notice (an empty cache).
+func speechProgress(w io.Writer, cmd string) func(done, total int) {
+	p := newProgress(w)
+	var began time.Time
+	return func(done, total int) {
+		if done == 0 {
+			began = time.Now()
+			return
+		}
+		if p.tty {
+			fmt.Fprintf(w, "\rcaller speech %d/%d", done, total)
+		}
+		if done < total {
+			return
+		}
+		if p.tty {
+			fmt.Fprintln(w)
+		}
+		if took := time.Since(began); took >= time.Second {
+			fmt.Fprintf(w, "%s: caller speech: %d utterances ready in %s\n", strings.TrimSpace("callproof "+cmd), total, took.Round(100*time.Millisecond))
+		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-const replayUsage = `usage: callproof replay RUN_DIR CALL [--agent URL] [--until-fail N] [--out DIR] [--json]
+const replayUsage = `usage: callproof replay RUN_DIR CALL [--agent URL] [--until-fail N] [--out DIR] [--json] [--no-preflight]
 
 Places one recorded call again, with the seed, script, holds and faults its
 history recorded, and says whether the same root-cause buckets appear. The
@@ -24,7 +24,8 @@ that shows once in ten tries shows here. Attempts are written to --out
 
 exit: 0 the recorded buckets appeared again (for a call recorded as passing:
 it passed again); 1 they did not; 2 bad usage or input; 3 every attempt
-ended in a harness error
+ended in a harness error; 5 no agent answers at --agent (preflight;
+nothing placed)
 `
 
 // maxReplays bounds --until-fail: a failure rarer than this is a sweep's
@@ -37,6 +38,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	until := c.Int("until-fail", 0, fmt.Sprintf("repeat up to N times (1..%d), stopping at the first failing attempt", maxReplays))
 	out := c.String("out", "", "where the attempts are written (default RUN_DIR/replay/CALL)")
 	asJSON := c.Bool("json", false, "print the attempts as JSON")
+	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	conc := 1
 	var af audioFlags
 	c.StringVar(&af.voice, "voice", "", "audio: the caller's voice, engine/voice")
@@ -111,6 +113,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	if harness.SameDir(*out, dir) {
 		fmt.Fprintf(stderr, "callproof replay: --out %s is the run itself: choose another directory\n", *out)
 		return exitUsage
+	}
+	if !*noPreflight && !preflight("replay", af, *agent, stderr) {
+		return exitNoAgent
 	}
 	orig := scorer.Score(rec)
 	if !*asJSON {

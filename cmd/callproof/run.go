@@ -19,8 +19,8 @@ const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|exten
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
                     [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
-                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record]
-       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D]
+                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--no-preflight]
+       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--no-preflight]
 
 Places one call per scenario against the agent and writes DIR as each call
 completes. --out must be new or empty (--force replaces what is there).
@@ -41,9 +41,14 @@ real time: --scale must stay 1); --transport webrtc calls it over WebRTC
 (--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
 endpoint with --signaling whip). --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio.
+First one connection checks that the agent answers on its dialect (the
+WebSocket upgrade; for WebRTC, the signaling URL answers HTTP) and closes
+again; if not, nothing is placed or written and run exits 5.
+--no-preflight skips the check.
 
 exit: 0 the run completed (verdicts are in the table), 2 bad usage or input,
-3 broken run (a harness error), 4 cut short (interrupted: resume it)
+3 broken run (a harness error), 4 cut short (interrupted: resume it),
+5 no agent answers at --agent (preflight; nothing placed)
 `
 
 // runPlan is what a run will do, decided before anything is written.
@@ -59,6 +64,13 @@ type runPlan struct {
 	audio             audioFlags
 	shard             *harness.Shard // a sharded run's part of the suite
 	ramp              time.Duration  // the first wave's starts spread over this
+	noPreflight       bool           // place without checking the agent answers
+}
+
+// agentAnswers is the preflight of a run with calls to place: an agent
+// that is not there is said so, not recorded as every call's agent error.
+func (p *runPlan) agentAnswers(calls int, stderr io.Writer) bool {
+	return p.noPreflight || calls == 0 || preflight("run", p.audio, p.agent, stderr)
 }
 
 // audioFlags choose the wire dialect and, for audio, the caller's voice.
@@ -86,6 +98,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	history := c.String("history", "", "append the finished run's line to this history file")
 	shard := c.String("shard", "", "I/N: place only shard I (0-based) of N of the suite's calls (merge the N results directories after)")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
+	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (audio)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
@@ -140,6 +153,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
 	}
+	p.noPreflight = *noPreflight
 	return placeCalls(p, *conc, stdout, stderr)
 }
 
@@ -299,6 +313,10 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "callproof run: --resume: %v\n", err)
 			return exitUsage
 		}
+		// Only now is what is left known; the kept calls are as they were.
+		if !p.agentAnswers(len(calls), stderr) {
+			return exitNoAgent
+		}
 		fmt.Fprintf(stderr, "callproof run: resuming %s: %d calls kept, %d to place", p.out, plan.Kept, len(calls))
 		if plan.Moved > 0 {
 			fmt.Fprintf(stderr, " (%d earlier attempts moved to %s)", plan.Moved, harness.AttemptsFile)
@@ -306,6 +324,9 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		res, err = harness.OpenResults(p.out)
 	} else {
+		if !p.agentAnswers(len(calls), stderr) {
+			return exitNoAgent // before the results directory is made
+		}
 		pack, hashes := harness.Hashes(p.cases)
 		meta := harness.Meta{Agent: p.agent, AgentVersion: p.version, Suite: p.suite, Seed: p.seed, TimeScale: p.scale,
 			Calls: len(calls), Trials: p.trials, Planned: harness.CallIDs(calls), PackHash: pack, ScenarioHashes: hashes}
@@ -335,6 +356,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	r.Ramp = p.ramp
 	bar := newProgress(stderr)
 	r.Progress = bar.update
+	r.Warm.Progress = speechProgress(stderr, "run")
 	r.DropHistories = true // read back from disk below
 	_, err = r.Place(ctx, p.agent, calls)
 	bar.done()

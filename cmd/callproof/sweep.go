@@ -19,6 +19,7 @@ import (
 
 const sweepUsage = `usage: callproof sweep SCENARIO --param STEP.FIELD=FROM..TO/BY --agent URL
                       [--suite core|extended|PATH] [--trials K] [--scale F] [--concurrency N] [--out DIR] [--json]
+                      [--no-preflight]
 
 Runs one scenario at every value of one timing of its script and prints
 which values produce which root-cause buckets: the map of a race window.
@@ -31,7 +32,8 @@ Go durations or plain milliseconds, in script time:
 Calls are written to --out (default out/sweep/SCENARIO, replaced).
 
 exit: 0 every call kept end-to-end integrity; 1 some value broke it (the
-window is printed); 2 bad usage or input; 3 a harness error
+window is printed); 2 bad usage or input; 3 a harness error; 5 no agent answers at --agent
+(preflight; nothing placed)
 `
 
 func cmdSweep(args []string, stdout, stderr io.Writer) int {
@@ -44,6 +46,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	conc := c.Int("concurrency", 4, "calls at once")
 	out := c.String("out", "", "results directory (default out/sweep/SCENARIO, replaced)")
 	asJSON := c.Bool("json", false, "print the map as JSON")
+	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	pos, code, ok := c.positional(args, 1)
 	if !ok {
 		return code
@@ -81,6 +84,9 @@ func cmdSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	if *out == "" {
 		*out = filepath.Join("out", "sweep", sc.Scenario.ID)
+	}
+	if !*noPreflight && !preflight("sweep", audioFlags{}, *agent, stderr) {
+		return exitNoAgent
 	}
 	ctx, stop := interruptible("sweep", stderr)
 	defer stop()

@@ -23,6 +23,7 @@ type textLoadArgs struct {
 	scale        float64
 	ramp         time.Duration
 	json         bool
+	noPreflight  bool // skip the check of an external --agent
 }
 
 // textLoadReport is what load --transport native --json prints.
@@ -58,6 +59,9 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 		if err := checkAgentFor(transportNative, a.agent); err != nil {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitUsage
+		}
+		if !a.noPreflight && !preflight("load", audioFlags{transport: transportNative}, a.agent, stderr) {
+			return exitNoAgent
 		}
 	}
 	if n := fileLimitConcurrency("load", a.calls, stderr); n < a.calls {

@@ -1,0 +1,36 @@
+package twilio
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/internal/doccheck"
+)
+
+// docs/PROTOCOL.md states each bound the caller puts on what a Twilio
+// agent sends as VALUE (`twilio.Name`); this checks the values.
+func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/PROTOCOL.md")
+	require.NoError(t, err)
+	refs := doccheck.Refs(string(raw), "twilio")
+	for name, want := range map[string]any{
+		"twilio.DefaultMaxMarkNameBytes": int64(DefaultMaxMarkNameBytes),
+		"twilio.DefaultMaxPendingMarks":  int64(DefaultMaxPendingMarks),
+		"twilio.EventForeignStream":      EventForeignStream,
+		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
+	} {
+		written, ok := refs[name]
+		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s", name) {
+			continue
+		}
+		for _, w := range written {
+			got, err := doccheck.Value(want, w)
+			if assert.NoError(t, err, "%s: %q", name, w) {
+				assert.Equal(t, want, got, "%s as written: %q", name, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package mockbackend
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// boundedCall opens a call whose connection bound violations arrive on
+// the returned channel (CallConfig.OnExceeded).
+func boundedCall(t *testing.T, s *Server, id string, lim ConnLimits) (*fixture, <-chan string) {
+	t.Helper()
+	passed := make(chan string, 1)
+	f := openCall(t, s, id, func(c *CallConfig) {
+		c.Conns = lim
+		c.OnExceeded = func(v string) { passed <- v }
+	})
+	return f, passed
+}
+
+func hostOf(t *testing.T, c *Call) string {
+	t.Helper()
+	u, err := url.Parse(c.BaseURL())
+	require.NoError(t, err)
+	return u.Host
+}
+
+func waitReason(t *testing.T, passed <-chan string) string {
+	t.Helper()
+	select {
+	case r := <-passed:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection bound was passed within 10s")
+		return ""
+	}
+}
+
+func TestEachCallHasItsOwnListener(t *testing.T) {
+	s := testServer(t, Options{})
+	a := openCall(t, s, "a", nil)
+	b := openCall(t, s, "b", nil)
+	assert.NotEqual(t, hostOf(t, a.call), hostOf(t, b.call))
+	assert.Equal(t, http.StatusOK, a.post("get_order", orderArgs("5590")).status)
+	// Call b's path on call a's port, with b's token: refused, never served.
+	req, err := http.NewRequest(http.MethodPost, "http://"+hostOf(t, a.call)+"/calls/b/tools/get_order", strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.call.Token())
+	res, err := a.client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Empty(t, b.call.Ledger())
+}
+
+// TestHeaderFloodEndsOnlyItsCall is the flood of issue 25: 300
+// connections for one call, each sending about 1 MB of headers and never
+// finishing them. The call ends (agent_error, tool connections), another
+// call is served throughout, and the heap grows by far less than 100 MB.
+func TestHeaderFloodEndsOnlyItsCall(t *testing.T) {
+	s := testServer(t, Options{})
+	flood, passed := boundedCall(t, s, "flood", ConnLimits{})
+	other := openCall(t, s, "other", nil)
+	host := hostOf(t, flood.call)
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+
+	line := "X-Junk: " + strings.Repeat("j", 8<<10) + "\r\n"
+	var wg sync.WaitGroup
+	for range 300 {
+		wg.Go(func() {
+			nc, err := net.DialTimeout("tcp", host, 5*time.Second)
+			if err != nil {
+				return // refused once the call is over
+			}
+			defer nc.Close()
+			_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := fmt.Fprintf(nc, "POST /calls/flood/tools/get_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n", flood.call.Token()); err != nil {
+				return
+			}
+			for sent := 0; sent < 1<<20; sent += len(line) {
+				if _, err := nc.Write([]byte(line)); err != nil {
+					return
+				}
+			}
+		})
+	}
+	reason := waitReason(t, passed)
+	assert.True(t, strings.HasPrefix(reason, ReasonConnBound+": "), reason)
+	for range 5 {
+		assert.Equal(t, http.StatusOK, other.post("get_order", orderArgs("5590")).status, "the other call is served during the flood")
+	}
+	wg.Wait()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	assert.Less(t, int64(after.HeapInuse)-int64(before.HeapInuse), int64(100<<20))
+	assert.Less(t, int64(after.Sys)-int64(before.Sys), int64(100<<20))
+	assert.Equal(t, http.StatusOK, other.post("get_order", orderArgs("5599")).status)
+	assert.Contains(t, notes(flood.rec), "tool connection bound passed: "+reason)
+}
+
+func orderArgs(num string) map[string]any { return map[string]any{"order_number": num} }
+
+func TestTooManyConnectionsEndTheCall(t *testing.T) {
+	s := testServer(t, Options{})
+	f, passed := boundedCall(t, s, "c", ConnLimits{MaxConns: 3})
+	for range 4 {
+		nc, err := net.Dial("tcp", hostOf(t, f.call))
+		require.NoError(t, err)
+		defer nc.Close()
+	}
+	assert.Equal(t, ReasonConnBound+": more than 3 connections open at once", waitReason(t, passed))
+}
+
+func TestOversizedHeadersEndTheCall(t *testing.T) {
+	s := testServer(t, Options{})
+	f, passed := boundedCall(t, s, "c", ConnLimits{MaxHeaderBytes: 1024})
+	req, err := http.NewRequest(http.MethodPost, f.call.BaseURL()+"/get_order", strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.call.Token())
+	req.Header.Set("X-Junk", strings.Repeat("j", 8<<10))
+	res, err := f.client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+	assert.Equal(t, ReasonConnBound+": request headers over 1024 bytes", waitReason(t, passed))
+}
+
+func TestSlowHeadersEndTheCall(t *testing.T) {
+	s := testServer(t, Options{})
+	f, passed := boundedCall(t, s, "c", ConnLimits{HeaderTimeout: 100 * time.Millisecond})
+	nc, err := net.Dial("tcp", hostOf(t, f.call))
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = fmt.Fprintf(nc, "POST /calls/c/tools/get_order HTTP/1.1\r\nHost: x\r\n")
+	require.NoError(t, err)
+	assert.Equal(t, ReasonConnBound+": request headers not read within 100ms", waitReason(t, passed))
+}
+
+func TestIdleConnectionsOverTheBoundEndTheCall(t *testing.T) {
+	s := testServer(t, Options{})
+	f, passed := boundedCall(t, s, "c", ConnLimits{MaxIdle: 1})
+	for range 2 {
+		nc, err := net.Dial("tcp", hostOf(t, f.call))
+		require.NoError(t, err)
+		defer nc.Close()
+		body := `{"order_number":"5590"}`
+		_, err = fmt.Fprintf(nc, "POST /calls/c/tools/get_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", f.call.Token(), len(body), body)
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+	}
+	assert.Equal(t, ReasonConnBound+": more than 1 idle keep-alive connections", waitReason(t, passed))
+}
+
+func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
+	s := testServer(t, Options{})
+	f := openCall(t, s, "c", nil)
+	f.call.Close()
+	assert.Equal(t, http.StatusGone, f.post("get_order", orderArgs("5590")).status)
+	require.NoError(t, s.Close())
+	_, err := net.DialTimeout("tcp", hostOf(t, f.call), time.Second)
+	assert.Error(t, err, "Server.Close closes a lingering listener at once")
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make stress: the tests that once failed on timing, each COUNT (20) times in
+# a row with -race while a busy loop holds the second core, then the
+# live-call packages ROUNDS (3) times. Any failure fails the run; the
+# failing tests are printed and a summary line ends the output.
+#   scripts/stress.sh                     everything
+#   STRESS_PACKAGES=0 scripts/stress.sh   only the named tests
+#   STRESS_TESTS='harness:TestFlawMatrixCoverage' scripts/stress.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO="${GO:-go}"
+COUNT="${COUNT:-20}"
+ROUNDS="${ROUNDS:-3}"
+STRESS_PACKAGES="${STRESS_PACKAGES:-1}"
+# package:Test pairs; the package is a directory under the module root.
+STRESS_TESTS="${STRESS_TESTS:-harness:TestDeterminismCore callsim/twilio:TestPlayoutMarksUtterancesAndClear harness:TestFlawMatrixCoverage harness:TestWebRTCCoreMatchesWebSocket}"
+LIVE_PACKAGES="./harness/ ./callsim/... ./callprooftest/ ./cmd/callproof/"
+# A bound on each go test run, so a hang fails instead of stalling.
+TIMEOUT="${TIMEOUT:-60m}"
+
+# The hog: one busy loop, pinned to the second core where taskset exists,
+# so the tests keep one core to themselves and fight for the other.
+hog=""
+stop_hog() {
+	if [ -n "$hog" ]; then
+		kill "$hog" 2>/dev/null || true
+		wait "$hog" 2>/dev/null || true
+		hog=""
+	fi
+}
+trap stop_hog EXIT INT TERM
+if command -v taskset >/dev/null 2>&1 && [ "$(getconf _NPROCESSORS_ONLN)" -gt 1 ]; then
+	taskset -c 1 sh -c 'while :; do :; done' &
+else
+	sh -c 'while :; do :; done' &
+fi
+hog=$!
+echo "stress: CPU hog pid $hog"
+
+log=$(mktemp)
+trap 'stop_hog; rm -f "$log"' EXIT INT TERM
+runs=0
+failed=0
+failures=""
+
+# run LABEL ARGS...: one go test invocation; its failing tests are listed.
+run() {
+	label=$1
+	shift
+	runs=$((runs + 1))
+	start=$(date +%s)
+	if "$GO" test -race -timeout "$TIMEOUT" "$@" >"$log" 2>&1; then
+		echo "stress: ok   $label ($(($(date +%s) - start)) s)"
+		return
+	fi
+	failed=$((failed + 1))
+	fails=$(grep -E '^\s*--- FAIL' "$log" | sed -E 's/^\s*--- FAIL: ([^ ]+).*/\1/' | sort | uniq -c | tr -s ' ' | paste -sd, -)
+	echo "stress: FAIL $label ($(($(date +%s) - start)) s): ${fails:-see output}"
+	grep -E '^\s*--- FAIL|^FAIL|panic:|_test.go:[0-9]+:' "$log" | head -40 | sed 's/^/    /'
+	failures="$failures $label"
+}
+
+for pt in $STRESS_TESTS; do
+	pkg=${pt%%:*}
+	name=${pt#*:}
+	run "$name x$COUNT" -count="$COUNT" -run "^${name}\$" "./$pkg/"
+done
+if [ "$STRESS_PACKAGES" != 0 ]; then
+	# shellcheck disable=SC2086 # a list of packages
+	run "live-call packages x$ROUNDS" -count="$ROUNDS" -p 1 $LIVE_PACKAGES
+fi
+
+if [ "$failed" -gt 0 ]; then
+	echo "stress: $failed of $runs runs failed:$failures"
+	exit 1
+fi
+echo "stress: all $runs runs passed"
