@@ -62,6 +62,7 @@ type run struct {
 
 	sendSeq  int
 	utt, snd int
+	opened   *utterance // the next step's utterance, opened inside this one's turn (say)
 
 	seen     int                      // seq of the last event drained
 	last     trace.Event              // the current step's latest caller event
