@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
@@ -56,6 +57,15 @@ const (
 	// call (callsim.Stretcher): real speech runs slower than the text
 	// protocol's 300 ms a word.
 	WaitStretch = 3.0
+	// MaxTranscriptBytes bounds the text kept of one transcript from the
+	// agent (the per-event text cap, callsim.DefaultMaxEventTextBytes):
+	// the rest is cut and callsim.TruncationMarker put in its place.
+	MaxTranscriptBytes = callsim.DefaultMaxEventTextBytes
+	// MaxPendingTranscripts bounds the transcripts waiting for their
+	// utterance to end; more is a flood (ErrFlood). With
+	// MaxTranscriptBytes it bounds what an agent's words can hold in
+	// memory, as the marks' bounds do for marks.
+	MaxPendingTranscripts = 1000
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms): the end is recorded that
 	// much after the audio stopped.
@@ -444,10 +454,19 @@ const lateWords = time.Second
 // its previous transcript. Words that come after their utterance ended
 // without words, before another began and within lateWords of audio,
 // are that utterance's text. A transcript without words says nothing and
-// is left out: it would otherwise take the place of the next one.
-func (c *Call) Transcript(text string) {
+// is left out: it would otherwise take the place of the next one. Its
+// text is cut to MaxTranscriptBytes; more than MaxPendingTranscripts
+// waiting is a flood (ErrFlood), which the reader returns.
+func (c *Call) Transcript(text string) error {
 	if strings.TrimSpace(text) == "" {
-		return
+		return nil
+	}
+	if len(text) > MaxTranscriptBytes {
+		n := MaxTranscriptBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n] + " " + callsim.TruncationMarker
 	}
 	c.mu.Lock()
 	if w := c.wordless; w != nil && !c.speaking && len(c.transcripts) == 0 && c.queued-w.queued <= int64(audio.Samples(lateWords)) {
@@ -459,10 +478,15 @@ func (c *Call) Transcript(text string) {
 		}
 		c.mu.Unlock()
 		c.Emit(speechFrame(native.PhaseText, w.id, strings.Join(strings.Fields(text), " ")))
-		return
+		return nil
+	}
+	if len(c.transcripts) >= MaxPendingTranscripts {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: over %d transcripts waiting for their utterance", ErrFlood, MaxPendingTranscripts)
 	}
 	c.transcripts = append(c.transcripts, transcript{at: c.queued, words: strings.Fields(text)})
 	c.mu.Unlock()
+	return nil
 }
 
 // PlaceMark puts a mark after everything queued; with nothing queued it

@@ -2,6 +2,7 @@ package audiocall
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/protocol/native"
 )
@@ -107,4 +109,21 @@ func TestEmptyTranscriptIsIgnored(t *testing.T) {
 	c.Transcript("hello there")
 	got := texts(t, c, phase(native.PhaseText))
 	assert.Equal(t, "hello there", got[len(got)-1].Text)
+}
+
+// A transcript is agent text: it is cut to MaxTranscriptBytes, and more
+// than MaxPendingTranscripts waiting for their utterance is a flood.
+func TestTranscriptsAreBudgeted(t *testing.T) {
+	c := newTestCall(t, nil)
+	require.NoError(t, c.Enqueue(audio.EncodeMulaw(tone(440, 400*time.Millisecond, -20))))
+	require.NoError(t, c.Transcript(strings.Repeat("word ", 1<<18)))
+	got := texts(t, c, phase(native.PhaseText))
+	text := got[len(got)-1].Text
+	assert.LessOrEqual(t, len(text), MaxTranscriptBytes+len(" "+callsim.TruncationMarker))
+	assert.True(t, strings.HasSuffix(text, callsim.TruncationMarker), "cut text is marked")
+
+	for range MaxPendingTranscripts {
+		require.NoError(t, c.Transcript("again"))
+	}
+	assert.ErrorIs(t, c.Transcript("one too many"), ErrFlood)
 }

@@ -63,6 +63,12 @@ const (
 	// reach them; more is a flood. Each is echoed on the call's frame
 	// clock, so their number bounds that work.
 	DefaultMaxPendingMarks = 1000
+	// MaxTranscriptBytes bounds the text kept of one transcript; the rest
+	// is cut (audiocall.MaxTranscriptBytes).
+	MaxTranscriptBytes = audiocall.MaxTranscriptBytes
+	// MaxPendingTranscripts bounds the transcripts waiting for their
+	// utterance; more is a flood (audiocall.MaxPendingTranscripts).
+	MaxPendingTranscripts = audiocall.MaxPendingTranscripts
 	// EventForeignStream is the event recorded on the call for each frame
 	// from the agent that names another stream (or none): Twilio ignores
 	// such frames, and so does the caller. Its payload is the frame's
@@ -369,7 +375,9 @@ func (c *Conn) reader() error {
 		case m.Event == EventClear:
 			c.Clear()
 		case m.Event == EventTranscript && m.Transcript != nil:
-			c.Transcript(m.Transcript.Text)
+			if err := c.Transcript(m.Transcript.Text); err != nil {
+				return err
+			}
 		default:
 			raw := append([]byte(nil), b...)
 			c.Emit(callsim.Frame{Message: native.Message{Event: "twilio." + m.Event}, Raw: raw})

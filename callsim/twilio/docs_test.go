@@ -19,6 +19,8 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 	for name, want := range map[string]any{
 		"twilio.DefaultMaxMarkNameBytes": int64(DefaultMaxMarkNameBytes),
 		"twilio.DefaultMaxPendingMarks":  int64(DefaultMaxPendingMarks),
+		"twilio.MaxTranscriptBytes":      int64(MaxTranscriptBytes),
+		"twilio.MaxPendingTranscripts":   int64(MaxPendingTranscripts),
 		"twilio.EventForeignStream":      EventForeignStream,
 		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
 	} {

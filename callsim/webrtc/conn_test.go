@@ -176,6 +176,14 @@ func TestAgentFaults(t *testing.T) {
 			// its RTCP reports come once a second: longer than this.
 			c.SetIdleTimeout(50 * time.Millisecond)
 		}, callsim.ErrUnresponsive},
+		{"transcript flood", func(t *testing.T, _ *Conn, pc *peerCall) {
+			// Transcripts with no audio before them wait for an
+			// utterance that never comes: their number is bounded.
+			dc := pc.channel(t)
+			for range audiocall.MaxPendingTranscripts + 1 {
+				require.NoError(t, dc.SendText(`{"event":"transcript","transcript":{"text":"again"}}`))
+			}
+		}, audiocall.ErrFlood},
 		{"flood", func(t *testing.T, c *Conn, pc *peerCall) {
 			// Far faster than real time until the call ends: loopback UDP
 			// drops packets of a burst when the reader is slow, so a fixed
