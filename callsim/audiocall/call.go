@@ -28,8 +28,35 @@ type Speech interface {
 // says the words cannot be trusted to carry the agent's claim; the caller
 // then records the text with UncertainMarker so the scorer reads it as
 // undecided, never as a pass.
+//
+// A call hears nothing while its script plays: it keeps each utterance's
+// audio (up to MaxUtterance) and recognizes them all in Flush, once the
+// script is over, so recognition never competes with the frame clock of
+// the call it belongs to, and nothing in the call's timing waits for
+// words (triggers use the detector's speech start and end).
 type Hearer interface {
 	Hear(ctx context.Context, pcm audio.PCM) (text string, uncertain bool, err error)
+}
+
+// Draft is an utterance's first decode (Checker).
+type Draft struct {
+	Text      string
+	Uncertain bool
+	// Claims says the words may carry a claim or a read-back (a value,
+	// claim words): a cross-check could change what a verdict reads.
+	Claims bool
+	// Raw is the Checker's own record of the decode, for Check.
+	Raw any
+}
+
+// Checker is an optional Hearer capability: decode every utterance once
+// (Draft) and cross-check (Check) only those a verdict reads. The call
+// cross-checks the utterances after the caller's last one began (where
+// the claims after the last consequential act are) whatever their first
+// decode says, and before it those whose draft Claims (read-backs).
+type Checker interface {
+	Draft(ctx context.Context, pcm audio.PCM) (Draft, error)
+	Check(ctx context.Context, pcm audio.PCM, d Draft) (text string, uncertain bool, err error)
 }
 
 // UncertainMarker starts the recorded text of an utterance the recognizer
@@ -51,8 +78,10 @@ const (
 	DefaultMaxUtterance = time.Minute
 	// DefaultNoiseDBFS is the level background noise is mixed in at.
 	DefaultNoiseDBFS = -30.0
-	// DefaultHearTimeout bounds the transcription of one utterance.
-	DefaultHearTimeout = 10 * time.Second
+	// DefaultHearTimeout bounds the recognition of a call's utterances
+	// after its script: they may wait their turn behind a whole run's
+	// (the harness's hearing.Pool).
+	DefaultHearTimeout = 10 * time.Minute
 	// WaitStretch multiplies the script's bounds on waiting for an audio
 	// call (callsim.Stretcher): real speech runs slower than the text
 	// protocol's 300 ms a word.
@@ -130,10 +159,9 @@ type Call struct {
 	paced     atomic.Bool
 	paceDone  chan struct{}
 	paceStop  chan struct{}
-	pending   sync.WaitGroup // transcriptions under way
-	waiting   atomic.Bool    // Recv is blocked on an empty inbox
-	recvs     atomic.Int64   // Recv calls begun
-	emitted   atomic.Int64   // events handed to the inbox
+	waiting   atomic.Bool  // Recv is blocked on an empty inbox
+	recvs     atomic.Int64 // Recv calls begun
+	emitted   atomic.Int64 // events handed to the inbox
 	recorded  atomic.Bool
 
 	mu sync.Mutex // everything below
@@ -166,7 +194,10 @@ type Call struct {
 	stopAt      int64   // bytes played when the utterance ending now stopped
 	tick        int     // the frame clock: the tick being played
 	turns       *turns
-	echoes      []Echo // the first maxEchoes marks echoed, for Echoes
+	toHear      []heardJob // utterances ended, heard in Flush
+	uttOnset    int        // the tick the utterance in progress began
+	callerOnset int        // the tick the caller's latest utterance began (-1: none yet)
+	echoes      []Echo     // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 }
@@ -228,6 +259,8 @@ func New(cfg Config, w Wire, read func() error) *Call {
 		noises:   map[string]*playing{},
 		lat:      newHistogram(),
 		turns:    newTurns(),
+
+		callerOnset: -1,
 	}
 	vc := cfg.VAD
 	if vc == (audio.VADConfig{}) {
@@ -523,10 +556,9 @@ func (c *Call) Clear() {
 	c.played = c.queued
 	c.marks = c.marks[:0]
 	var fs []callsim.Frame
-	var job *heardJob
 	id := c.uttID()
 	if c.speaking {
-		fs, job = c.endUtteranceLocked(true)
+		fs = c.endUtteranceLocked(true)
 	}
 	c.mu.Unlock()
 	c.wire.Echo(names)
@@ -543,7 +575,6 @@ func (c *Call) Clear() {
 		fs = []callsim.Frame{{Message: m, Raw: raw}}
 	}
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
 }
 
 func (c *Call) uttID() string { return "a" + strconv.Itoa(c.utt) }
@@ -598,6 +629,9 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 	c.tick = n
 	talking, noise := len(c.talking) > 0, len(c.noises) > 0
 	if talking {
+		if c.talkPos == 0 {
+			c.callerOnset = n
+		}
 		cur := c.talking[0]
 		k := copy(frame, cur[c.talkPos:])
 		c.talkPos += k
@@ -627,19 +661,16 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 func (c *Call) playFrame(at time.Duration) {
 	c.mu.Lock()
 	var fs []callsim.Frame
-	var job *heardJob
 	var reached []string
 	if len(c.queue) == 0 {
 		// The agent's audio ran out. A short gap is a bot streaming
 		// slower than real time for a moment, not the end of its turn.
 		c.dry++
-		var job *heardJob
 		if c.speaking && c.dry >= DryFrames {
-			fs, job = c.endUtteranceLocked(false)
+			fs = c.endUtteranceLocked(false)
 		}
 		c.mu.Unlock()
 		c.Emit(fs...)
-		c.hearAfterEnd(job)
 		return
 	}
 	c.dry = 0
@@ -670,6 +701,7 @@ func (c *Call) playFrame(at time.Duration) {
 		c.speaking = true
 		c.wordless = nil
 		c.utt++
+		c.uttOnset = c.tick
 		c.heard = c.heard[:0]
 		for _, p := range c.preroll {
 			c.heard = append(c.heard, p...)
@@ -678,7 +710,7 @@ func (c *Call) playFrame(at time.Duration) {
 		fs = append(fs, speechFrame(native.PhaseStart, c.uttID(), ""))
 	case c.speaking && ev == audio.VADOffset:
 		c.keepLocked(pcm)
-		fs, job = c.endUtteranceLocked(false)
+		fs = c.endUtteranceLocked(false)
 	case c.speaking:
 		c.keepLocked(pcm)
 	}
@@ -690,7 +722,6 @@ func (c *Call) playFrame(at time.Duration) {
 	c.mu.Unlock()
 	c.wire.Echo(reached)
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
 }
 
 func (c *Call) keepLocked(pcm audio.PCM) {
@@ -700,9 +731,8 @@ func (c *Call) keepLocked(pcm audio.PCM) {
 }
 
 // endUtteranceLocked closes the utterance in progress; its text follows
-// once the recognizer has heard it: the returned job, which the caller
-// starts (hearAfterEnd) once it has emitted the frames.
-func (c *Call) endUtteranceLocked(cleared bool) ([]callsim.Frame, *heardJob) {
+// once the recognizer has heard it.
+func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	if !cleared {
 		c.stopAt = c.played
 	}
@@ -714,24 +744,21 @@ func (c *Call) endUtteranceLocked(cleared bool) ([]callsim.Frame, *heardJob) {
 	c.vad.Reset()
 	id := c.uttID()
 	fs := []callsim.Frame{speechFrame(native.PhaseEnd, id, "")}
-	var job *heardJob
 	if text, ok := c.ownWordsLocked(cleared); ok {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
-		// Started by whoever emits the end, once it is out, so the text
-		// never overtakes it. The agent's own words may still follow the
-		// end (a WebRTC agent sends them after its last packet, and the
-		// detector may end the utterance first): they win.
+		// Heard in Flush, after the script. The agent's own words may
+		// still follow the end (a WebRTC agent sends them after its last
+		// packet, and the detector may end the utterance first): they win.
 		drop := new(atomic.Bool)
-		c.pending.Add(1)
-		job = &heardJob{id: id, pcm: pcm, drop: drop}
+		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm, drop: drop, onset: c.uttOnset})
 		c.wordless = &ending{id: id, queued: c.queued, drop: drop}
 	} else {
 		c.wordless = &ending{id: id, queued: c.queued}
 	}
 	c.heard = c.heard[:0]
-	return fs, job
+	return fs
 }
 
 // ownWordsLocked gives the words of the utterance ending now from the
@@ -761,24 +788,21 @@ func (c *Call) ownWordsLocked(cleared bool) (string, bool) {
 }
 
 type heardJob struct {
-	id   string
-	pcm  audio.PCM
-	drop *atomic.Bool
+	id    string
+	pcm   audio.PCM
+	drop  *atomic.Bool
+	onset int  // the tick the utterance began
+	late  bool // began after the caller's last utterance did: always cross-checked
+	text  string
+	heard bool
 }
 
-// hearAfterEnd starts the transcription of an utterance whose end the
-// caller has just emitted. Only that caller may start it: another
-// goroutine (the pacer) starting it between the end's creation and its
-// emission let the text overtake a clear.
-func (c *Call) hearAfterEnd(j *heardJob) {
-	if j != nil {
-		go c.hear(*j)
-	}
-}
-
-func (c *Call) hear(j heardJob) {
-	defer c.pending.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), orDur(c.cfg.HearTimeout, DefaultHearTimeout))
+// hearAll recognizes the call's kept utterances (the script is over):
+// each decoded once, at once (a shared pool, the Hearer's, bounds the
+// decoders), then the ones a verdict reads cross-checked (Checker). A
+// failed or timed-out recognition is recorded as uncertain.
+func (c *Call) hearAll(ctx context.Context, jobs []heardJob) []heardJob {
+	ctx, cancel := context.WithTimeout(ctx, orDur(c.cfg.HearTimeout, DefaultHearTimeout))
 	defer cancel()
 	go func() {
 		select {
@@ -787,43 +811,73 @@ func (c *Call) hear(j heardJob) {
 		case <-ctx.Done():
 		}
 	}()
-	text, uncertain, err := c.cfg.Hearing.Hear(ctx, j.pcm)
-	if j.drop.Load() {
-		return // the agent's own words came meanwhile
+	var wg sync.WaitGroup
+	for i := range jobs {
+		j := &jobs[i]
+		if j.drop.Load() {
+			continue // the agent's own words came meanwhile
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, uncertain, err := c.hearOne(ctx, j)
+			if err != nil {
+				text, uncertain = "", true
+			}
+			if uncertain {
+				text = UncertainMarker + " " + text
+			} else {
+				text = RecognizedMarker + " " + text
+			}
+			j.text, j.heard = text, true
+		}()
 	}
-	if err != nil {
-		text, uncertain = "", true
-	}
-	if uncertain {
-		text = UncertainMarker + " " + text
-	} else {
-		text = RecognizedMarker + " " + text
-	}
-	c.Emit(speechFrame(native.PhaseText, j.id, text))
+	wg.Wait()
+	return jobs
 }
 
-// Flush closes the agent's utterance in progress, waits for every
-// transcription, and returns once Recv has handed each derived event on
-// and is waiting again.
+func (c *Call) hearOne(ctx context.Context, j *heardJob) (string, bool, error) {
+	ch, ok := c.cfg.Hearing.(Checker)
+	if !ok {
+		return c.cfg.Hearing.Hear(ctx, j.pcm)
+	}
+	d, err := ch.Draft(ctx, j.pcm)
+	if err != nil {
+		return "", true, err
+	}
+	if !d.Uncertain && (j.late || d.Claims) {
+		return ch.Check(ctx, j.pcm, d)
+	}
+	return d.Text, d.Uncertain, nil
+}
+
+// Flush closes the agent's utterance in progress, recognizes every kept
+// utterance, and returns once Recv has handed each derived event on and
+// is waiting again.
 func (c *Call) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	var fs []callsim.Frame
-	var job *heardJob
 	if c.speaking && len(c.queue) == 0 {
-		fs, job = c.endUtteranceLocked(false)
+		fs = c.endUtteranceLocked(false)
+	}
+	jobs := c.toHear
+	c.toHear = nil
+	for i := range jobs {
+		jobs[i].late = jobs[i].onset > c.callerOnset
 	}
 	c.mu.Unlock()
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
-	heard := make(chan struct{})
-	go func() {
-		c.pending.Wait()
-		close(heard)
-	}()
-	select {
-	case <-heard:
-	case <-ctx.Done():
-		return fmt.Errorf("transcription: %w", context.Cause(ctx))
+	if len(jobs) > 0 {
+		// In utterance order: a text event names its utterance, and the
+		// scorer places it at the utterance's start.
+		for _, j := range c.hearAll(ctx, jobs) {
+			if j.heard && !j.drop.Load() {
+				c.Emit(speechFrame(native.PhaseText, j.id, j.text))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("transcription: %w", context.Cause(ctx))
+		}
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -904,8 +958,7 @@ func (c *Call) TurnTaking() callsim.TurnTaking {
 }
 
 // Shutdown stops the clock, closes the connection with closeWire (which
-// must make the reader return), waits for the reader and the
-// transcriptions, and writes the recording if one was asked for. Safe to
+// must make the reader return), waits for the reader, and writes the recording if one was asked for. Safe to
 // call more than once; later calls return the first one's error.
 func (c *Call) Shutdown(closeWire func() error) error {
 	c.closeOnce.Do(func() {
@@ -914,7 +967,6 @@ func (c *Call) Shutdown(closeWire func() error) error {
 		c.closeErr = closeWire()
 		c.readOnce.Do(func() { close(c.readDone) })
 		<-c.readDone
-		c.pending.Wait()
 		if c.rec != nil {
 			if err := c.writeRecording(c.cfg.RecordTo); err != nil && c.closeErr == nil {
 				c.closeErr = err
