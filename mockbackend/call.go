@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -99,6 +100,7 @@ type Call struct {
 	onExceed func(string)
 
 	listener *callListener // the call's own, when its server was started
+	mcp      http.Handler  // its MCP endpoint (Options.MCP), or nil
 }
 
 // ReasonStalledBody is the agent_error reason for a call that ended with a
@@ -175,6 +177,9 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 	for _, sp := range specs {
 		if sp.Name == "" || sp.Table == "" {
 			return nil, fmt.Errorf("mockbackend: tool %q needs a name and a table", sp.Name)
+		}
+		if sp.Name == MCPPath {
+			return nil, fmt.Errorf("mockbackend: tool name %q is the MCP endpoint's", sp.Name)
 		}
 		if _, dup := tools[sp.Name]; dup {
 			return nil, fmt.Errorf("mockbackend: tool %q declared twice", sp.Name)
