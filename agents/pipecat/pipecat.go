@@ -1,19 +1,14 @@
 package pipecat
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/callproof/callproof/internal/subproc"
 )
 
 // StopWait is how long Stop waits after SIGTERM before it kills.
@@ -38,16 +33,12 @@ type Script struct {
 	Confirm, RestoreReply string
 }
 
-// Process is one of the Python programs, listening on URL.
+// Process is one of the Python programs, listening on URL. Log and Stop
+// (SIGTERM, then a kill StopWait later) are subproc.Process's.
 type Process struct {
 	URL string
 
-	cmd      *exec.Cmd
-	out      *lockedBuffer
-	exited   chan struct{}
-	exitCode int
-	once     sync.Once
-	killed   bool
+	*subproc.Process
 }
 
 // StartFake starts fake_llm.py, logging each request it answers to
@@ -81,84 +72,9 @@ func StartBot(ctx context.Context, python, root, llmURL string, cancel bool) (*P
 func start(ctx context.Context, python, root string, args ...string) (*Process, error) {
 	cmd := exec.Command(python, args...)
 	cmd.Dir = filepath.Join(root, "agents", "pipecat")
-	p := &Process{cmd: cmd, out: &lockedBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = p.out
-	stdout, err := cmd.StdoutPipe()
+	p, err := subproc.Start(ctx, cmd, "listening on ", StopWait)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", args, err)
-	}
-	url := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				select {
-				case url <- u:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		p.exitCode = cmd.ProcessState.ExitCode()
-		close(p.exited)
-	}()
-	select {
-	case u := <-url:
-		p.URL = u
-		return p, nil
-	case <-p.exited:
-		return nil, fmt.Errorf("%s exited (status %d) before listening:\n%s", args, p.exitCode, p.Log())
-	case <-ctx.Done():
-		_, _ = p.Stop()
-		return nil, fmt.Errorf("%s not listening: %w:\n%s", args, ctx.Err(), p.Log())
-	}
-}
-
-// Log is what the program wrote to stderr so far.
-func (p *Process) Log() string { return p.out.String() }
-
-// Stop sends SIGTERM, kills the program if it still runs StopWait later,
-// and returns its exit status; the error says it had to be killed. Safe
-// to call more than once.
-func (p *Process) Stop() (int, error) {
-	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		t := time.NewTimer(StopWait)
-		defer t.Stop()
-		select {
-		case <-p.exited:
-		case <-t.C:
-			p.killed = true
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
-	})
-	<-p.exited
-	if p.killed {
-		return p.exitCode, errors.New("still running " + StopWait.String() + " after SIGTERM: killed")
-	}
-	return p.exitCode, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return &Process{URL: p.Said, Process: p}, nil
 }

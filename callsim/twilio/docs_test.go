@@ -21,6 +21,7 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 		"twilio.DefaultMaxPendingMarks":  int64(DefaultMaxPendingMarks),
 		"twilio.EventForeignStream":      EventForeignStream,
 		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
+		"twilio.ReasonClosedCleanly":     ReasonClosedCleanly,
 	} {
 		written, ok := refs[name]
 		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s", name) {
