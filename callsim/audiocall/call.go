@@ -464,6 +464,26 @@ func speechFrame(phase, id, text string) callsim.Frame {
 	return callsim.Frame{Message: m, Raw: raw}
 }
 
+// HangUp is the agent's hang-up on a wire that has no hang-up message
+// (a clean close of the connection). The stream is gone with it, as on a
+// phone line: audio still queued is never heard (an agent that paces its
+// audio in real time has none left). The utterance in progress ends
+// there, then a hangup event with reason is handed on.
+func (c *Call) HangUp(reason string) {
+	c.mu.Lock()
+	var fs []callsim.Frame
+	var job *heardJob
+	if c.speaking {
+		fs, job = c.endUtteranceLocked(false)
+	}
+	c.queue = c.queue[:0]
+	c.mu.Unlock()
+	m := native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: reason}}
+	raw, _ := json.Marshal(m)
+	c.Emit(append(fs, callsim.Frame{Message: m, Raw: raw})...)
+	c.hearAfterEnd(job)
+}
+
 // Enqueue queues agent μ-law for playout; past MaxQueuedAudio it is a
 // flood (ErrFlood), which the reader returns.
 func (c *Call) Enqueue(ulaw []byte) error {

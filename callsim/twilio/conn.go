@@ -77,6 +77,10 @@ const (
 	EventForeignStream = "twilio.foreign_stream"
 	// MaxForeignFieldBytes bounds each field an EventForeignStream keeps.
 	MaxForeignFieldBytes = 64
+	// ReasonClosedCleanly is the hang-up's reason when the agent closes
+	// the WebSocket with a normal closure (1000): its hang-up. Audio it
+	// queued that was not played yet is never heard.
+	ReasonClosedCleanly = "agent closed the stream (normal closure)"
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms).
 	DryFrames = audiocall.DryFrames
@@ -339,6 +343,10 @@ func (c *Conn) reader() error {
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
 			case readdeadline.IsTimeout(err):
 				err = c.rd.TimedOut()
+			case websocket.IsCloseError(err, websocket.CloseNormalClosure):
+				// Twilio has no hang-up event: an agent ends the call
+				// by closing its stream.
+				c.HangUp(ReasonClosedCleanly)
 			}
 			return err
 		}

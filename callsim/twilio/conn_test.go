@@ -722,3 +722,45 @@ func TestOneHostileCallsWorkIsBounded(t *testing.T) {
 		t.Logf("call %d: worst frame %s late, p99 %s", i, l.Max, l.P99)
 	}
 }
+
+// streaming is a call whose stream is under way, and the bot's socket.
+func streaming(t *testing.T) (*Conn, *websocket.Conn) {
+	b := newBot(t)
+	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	ws := b.ws(t)
+	start(t, c)
+	b.waitFor(t, "media", 1)
+	return c, ws
+}
+
+func TestCleanCloseAfterAudioIsTheAgentsHangup(t *testing.T) {
+	c, ws := streaming(t)
+	// A bot that says goodbye, paced in real time, and closes.
+	sendJSON(t, ws, media(tone(440, 600*time.Millisecond, -20)))
+	require.Equal(t, native.PhaseStart, recv(t, c, 1)[0].AgentSpeech.Phase)
+	require.NoError(t, ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")))
+	var evs []native.Message
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		f, err := c.Recv(ctx)
+		if err != nil {
+			assert.True(t, websocket.IsCloseError(err, websocket.CloseNormalClosure), "then the close itself: %v (%T)", err, err)
+			break
+		}
+		evs = append(evs, f.Message)
+	}
+	require.Len(t, evs, 2, "%v", evs)
+	assert.Equal(t, native.PhaseEnd, evs[0].AgentSpeech.Phase, "the goodbye ends, at the latest at the close")
+	assert.Equal(t, native.EventHangup, evs[1].Event)
+	assert.Equal(t, ReasonClosedCleanly, evs[1].Hangup.Reason)
+}
+
+func TestAbnormalCloseIsNoHangup(t *testing.T) {
+	c, ws := streaming(t)
+	require.NoError(t, ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, "")))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f, err := c.Recv(ctx)
+	assert.Error(t, err, "no event, the error: %v", f.Message)
+}

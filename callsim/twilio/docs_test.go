@@ -23,6 +23,7 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 		"twilio.MaxPendingTranscripts":   int64(MaxPendingTranscripts),
 		"twilio.EventForeignStream":      EventForeignStream,
 		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
+		"twilio.ReasonClosedCleanly":     ReasonClosedCleanly,
 	} {
 		written, ok := refs[name]
 		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s", name) {
