@@ -472,16 +472,14 @@ func speechFrame(phase, id, text string) callsim.Frame {
 func (c *Call) HangUp(reason string) {
 	c.mu.Lock()
 	var fs []callsim.Frame
-	var job *heardJob
 	if c.speaking {
-		fs, job = c.endUtteranceLocked(false)
+		fs = c.endUtteranceLocked(false)
 	}
 	c.queue = c.queue[:0]
 	c.mu.Unlock()
 	m := native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: reason}}
 	raw, _ := json.Marshal(m)
 	c.Emit(append(fs, callsim.Frame{Message: m, Raw: raw})...)
-	c.hearAfterEnd(job)
 }
 
 // Enqueue queues agent μ-law for playout; past MaxQueuedAudio it is a
