@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	_ "time/tzdata" // call.time_zone is checked the same on every machine
 
 	"github.com/callproof/callproof/trace"
 )
@@ -24,6 +25,12 @@ const (
 	defaultHoldMax  = 3 * time.Second
 )
 
+// The call's calendar when a scenario states none (call: {date, time_zone}).
+const (
+	DefaultCallDate = "2026-11-30"
+	DefaultTimeZone = "UTC"
+)
+
 // Compiled is a scenario ready to run: everything call.start records.
 type Compiled struct {
 	Scenario *Scenario
@@ -38,6 +45,10 @@ type Compiled struct {
 	// CustomParameters go to the agent in start.customParameters (nil when
 	// the scenario sets none).
 	CustomParameters map[string]string
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA) are the call's calendar:
+	// the scenario's call block, else DefaultCallDate and DefaultTimeZone.
+	CallDate string
+	TimeZone string
 }
 
 // CallLimits is a scenario's limits block, checked. Zero means "the
@@ -157,7 +168,10 @@ func (b *builder) build() *Compiled {
 			b.add("timeouts.call", "%v is shorter than the step timeout %v", script.CallTimeout, script.StepTimeout)
 		}
 	}
+	date, zone := b.call()
 	return &Compiled{
+		CallDate:         date,
+		TimeZone:         zone,
 		Scenario:         s,
 		Script:           script,
 		Tools:            b.tools,
@@ -167,6 +181,30 @@ func (b *builder) build() *Compiled {
 		Limits:           b.limits(),
 		CustomParameters: b.customParameters(),
 	}
+}
+
+// call checks the call block: a real calendar date and a time zone the
+// zone database knows (embedded, so the answer is the same on every
+// machine). Left out, each field is its default.
+func (b *builder) call() (date, zone string) {
+	date, zone = DefaultCallDate, DefaultTimeZone
+	c := b.s.Call
+	if c == nil {
+		return date, zone
+	}
+	if c.Date != "" || b.s.src.written("call.date") {
+		if t, err := time.Parse(isoLayout, c.Date); err != nil || t.Format(isoLayout) != c.Date {
+			b.add("call.date", "bad date %q (want YYYY-MM-DD, e.g. %q)", c.Date, DefaultCallDate)
+		}
+		date = c.Date
+	}
+	if c.TimeZone != "" || b.s.src.written("call.time_zone") {
+		if _, err := time.LoadLocation(c.TimeZone); err != nil || c.TimeZone == "" || c.TimeZone == "Local" {
+			b.add("call.time_zone", "unknown time zone %q (want an IANA name, e.g. \"America/New_York\")", c.TimeZone)
+		}
+		zone = c.TimeZone
+	}
+	return date, zone
 }
 
 // limits checks the limits block: each field written is positive and

@@ -32,6 +32,11 @@ type CallStart struct {
 	Tools     []ToolSpec `json:"tools"`
 	Records   []Record   `json:"records"`
 	Faults    []Fault    `json:"faults,omitempty"`
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA name) are the call's
+	// calendar, which relative dates resolve against. Empty in histories
+	// recorded before they existed: readers treat relative dates as unknown.
+	CallDate string `json:"call_date,omitempty"`
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // CallEnd closes a history with what the harness saw. Outcome is empty when

@@ -189,3 +189,15 @@ func TestProtocolDocCatalogue(t *testing.T) {
 	sort.Strings(types)
 	assert.Equal(t, types, list(line("type")))
 }
+
+// TestProtocolDocStartFields: the start section explains every field of
+// start, each in its own bullet.
+func TestProtocolDocStartFields(t *testing.T) {
+	doc := protocolDoc(t)
+	_, sec, ok := strings.Cut(doc, "### `start`")
+	require.True(t, ok, "no ### `start` section")
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	for _, f := range jsonFields(native.Start{}) {
+		assert.Regexp(t, "\n- (`\\w+`( \\([^)]*\\))? and )?`"+f+"`", sec, "the start section has no bullet for %q", f)
+	}
+}
