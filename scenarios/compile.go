@@ -328,13 +328,14 @@ func (b *builder) catalog() []trace.ToolSpec {
 		}
 		seen[t.Name] = true
 		eff := trace.Effect(t.Effect)
-		if eff != trace.EffectRead && eff != trace.EffectUpdate && eff != trace.EffectCreate {
-			b.add(join(p, "effect"), "unknown effect %q (want read, update or create)", t.Effect)
+		if !slices.Contains(trace.Effects(), eff) {
+			b.add(join(p, "effect"), "unknown effect %q (want read, update, create, cancel or delete)", t.Effect)
 		}
 		if t.Table == "" {
 			b.add(join(p, "table"), "required")
 		}
-		spec := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: eff, Table: t.Table, KeyArg: t.KeyArg, Consequential: t.Consequential}
+		spec := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: eff, Table: t.Table, KeyArg: t.KeyArg, Consequential: t.Consequential,
+			StatusField: t.StatusField, StatusValue: t.StatusValue}
 		args := map[string]bool{}
 		for j, a := range t.Args {
 			ap := index(join(p, "args"), j)
@@ -355,14 +356,41 @@ func (b *builder) catalog() []trace.ToolSpec {
 			spec.Args = append(spec.Args, trace.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required,
 				Enum: slices.Clone(a.Enum), Pattern: a.Pattern, Description: a.Description})
 		}
-		if (eff == trace.EffectRead || eff == trace.EffectUpdate) && t.KeyArg == "" {
+		if eff.Keyed() && slices.Contains(trace.Effects(), eff) && t.KeyArg == "" {
 			b.add(join(p, "key_arg"), "required for effect %s", t.Effect)
 		} else if t.KeyArg != "" && !args[t.KeyArg] {
 			b.add(join(p, "key_arg"), "%q is not an argument of %s", t.KeyArg, t.Name)
 		}
+		b.cancelStatus(p, t, args)
 		out = append(out, spec)
 	}
 	return out
+}
+
+// cancelStatus checks status_field and status_value: both required for a
+// cancel, neither allowed on another effect, and the status field is not
+// also an argument (the cancel fixes its value).
+func (b *builder) cancelStatus(p string, t Tool, args map[string]bool) {
+	if trace.Effect(t.Effect) != trace.EffectCancel {
+		if t.StatusField != "" {
+			b.add(join(p, "status_field"), "only for effect cancel")
+		}
+		if t.StatusValue != "" {
+			b.add(join(p, "status_value"), "only for effect cancel")
+		}
+		return
+	}
+	switch {
+	case t.StatusField == "":
+		b.add(join(p, "status_field"), "required for effect cancel (the field the cancel writes, e.g. status)")
+	case args[t.StatusField]:
+		b.add(join(p, "status_field"), "%q is also an argument of %s: a cancel writes status_value there itself", t.StatusField, t.Name)
+	case t.StatusField == t.KeyArg:
+		b.add(join(p, "status_field"), "%q is the key argument", t.StatusField)
+	}
+	if t.StatusValue == "" {
+		b.add(join(p, "status_value"), "required for effect cancel (the value it writes, e.g. cancelled)")
+	}
 }
 
 func (b *builder) tool(name string) (trace.ToolSpec, bool) { return trace.Catalog(b.tools, name) }

@@ -91,11 +91,15 @@ type Expected struct {
 type Tool struct {
 	Name          string `json:"name"`
 	Description   string `json:"description,omitempty"`
-	Effect        string `json:"effect" jsonschema:"enum=read,enum=update,enum=create"`
+	Effect        string `json:"effect" jsonschema:"enum=read,enum=update,enum=create,enum=cancel,enum=delete"`
 	Table         string `json:"table"`
 	KeyArg        string `json:"key_arg,omitempty"`
 	Consequential bool   `json:"consequential,omitempty"`
 	Args          []Arg  `json:"args,omitempty"`
+	// StatusField and StatusValue (effect cancel, both required): the
+	// field the cancel writes and the value, e.g. status and cancelled.
+	StatusField string `json:"status_field,omitempty"`
+	StatusValue string `json:"status_value,omitempty"`
 }
 
 // Arg is one tool argument.

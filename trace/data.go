@@ -219,8 +219,11 @@ type ToolEvent struct {
 	Status         int               `json:"status,omitempty"`
 	Error          string            `json:"error,omitempty"`
 	Dropped        bool              `json:"dropped,omitempty"` // response never sent
-	Reason         string            `json:"reason,omitempty"`
-	ReplayOf       string            `json:"replay_of,omitempty"`
+	// Deleted (tool.committed of a delete): the record Table/Key was
+	// removed; Before holds its last fields, After is empty.
+	Deleted  bool   `json:"deleted,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	ReplayOf string `json:"replay_of,omitempty"`
 	// DuplicateOf: this request is the network repeating request Ref
 	// (a duplicate-delivery fault); its answer reached nobody.
 	DuplicateOf string `json:"duplicate_of,omitempty"`
