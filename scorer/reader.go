@@ -263,7 +263,7 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		}
 		if t.Effect == trace.EffectCreate {
 			lx.fams[1] = true
-		} else if t.Effect == trace.Effect("delete") {
+		} else if t.Effect == trace.EffectDelete || t.Effect == trace.EffectCancel {
 			lx.fams[2], lx.cancel = true, true
 		} else {
 			lx.fams[0] = true

@@ -1,0 +1,86 @@
+package scorer
+
+import (
+	"strings"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// uncreating is compensating for a cancel or delete of record key, sent at
+// seq: the commit that created that record in this call, when the intent
+// in force at seq no longer matches the create (docs/SCORING.md, "Undoing
+// a create"). A record that existed at the start is never uncreated.
+func (v *view) uncreating(spec trace.ToolSpec, key string, seq int, self *request) *commitRef {
+	if key == "" || record(v.start.Records, spec.Table, key) != nil {
+		return nil
+	}
+	m := v.markSpoken(seq)
+	for i := range v.cs {
+		c := &v.cs[i]
+		if c.seq >= seq || c.r == self || c.table != spec.Table || c.key != key || c.r.spec.Effect != trace.EffectCreate {
+			continue
+		}
+		if m == nil || !matches(c.r.tool, c.r.args, m) {
+			return c
+		}
+		return nil // the caller still wants what was created
+	}
+	return nil
+}
+
+// netEffect is the snapshot as the caller is left with it: a created record
+// that a compensation cancelled, and that still holds the cancel's status,
+// counts as absent. undone lists the records compensations cancelled or
+// deleted, as they were before (for confirmations that name them).
+func (v *view) netEffect() (net, undone []trace.Record) {
+	gone := map[[2]string]bool{}
+	for _, r := range v.reqs {
+		if r.compensates == nil || len(r.commits) == 0 {
+			continue
+		}
+		switch r.spec.Effect {
+		case trace.EffectCancel:
+			k := r.commitKeys[0]
+			if g := record(v.snap.Records, k[0], k[1]); g != nil && g.Fields[r.spec.StatusField] == r.spec.StatusValue {
+				gone[k] = true
+			}
+		case trace.EffectDelete:
+		default:
+			continue
+		}
+		if b := r.undoneBefore; b != nil {
+			undone = append(undone, *b)
+		}
+	}
+	if len(gone) == 0 {
+		return v.snap.Records, undone
+	}
+	for _, r := range v.snap.Records {
+		if !gone[[2]string{r.Table, r.Key}] {
+			net = append(net, r)
+		}
+	}
+	return net, undone
+}
+
+// undoSent reports whether the agent sent a cancel or delete that undoes a
+// create (landed or not).
+func (v *view) undoSent() bool {
+	for _, r := range v.reqs {
+		if r.compensates != nil && (r.spec.Effect == trace.EffectCancel || r.spec.Effect == trace.EffectDelete) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportsUndo: the done clauses of u use a cancel or delete verb ("I've
+// cancelled that booking"), reporting the undo rather than the action.
+func reportsUndo(u *utterance) bool {
+	for _, w := range strings.Fields(u.f.ctext) {
+		if w == "cancelled" || w == "canceled" || families[2].past[w] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,114 @@
+package scorer
+
+import (
+	"testing"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// undoTools books tables and undoes a booking by a cancel or a delete.
+var undoTools = []trace.ToolSpec{
+	{Name: "find_booking", Effect: trace.EffectRead, Table: "bookings", KeyArg: "booking_ref",
+		Args: []trace.ArgSpec{{Name: "booking_ref", Type: "string"}}},
+	{Name: "book_table", Effect: trace.EffectCreate, Table: "bookings", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "name", Type: "string"}, {Name: "date", Type: "date"}, {Name: "time", Type: "time"}, {Name: "party_size", Type: "integer"}}},
+	{Name: "cancel_booking", Effect: trace.EffectCancel, Table: "bookings", KeyArg: "booking_ref", Consequential: true,
+		StatusField: "status", StatusValue: "cancelled", Args: []trace.ArgSpec{{Name: "booking_ref", Type: "string"}}},
+	{Name: "remove_booking", Effect: trace.EffectDelete, Table: "bookings", KeyArg: "booking_ref", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "booking_ref", Type: "string"}}},
+}
+
+var bookAnn = []string{"name", "Ann", "date", "2026-12-09", "time", "19:30", "party_size", "4"}
+
+// bookThenWithdraw is docs/SCORING.md's timeline "Create, withdrawn, the
+// created record cancelled" up to the caller's withdrawal; undo finishes it.
+func bookThenWithdraw(id string, undo func(b *builder)) *trace.History {
+	b := newCallIn(undoTools, id, "correction", nil, bookingDomain(),
+		say("s1", trace.ActSay, "Please book a table for Ann on Wednesday, December 9 at 7:30 pm for 4.", intent(1, "book_table", true, bookAnn...)),
+		say("s2", trace.ActNegate, "Actually, forget it, I don't need it.", intent(2, "book_table", false, bookAnn...)))
+	b.caller("s1").state(1, "book_table", bookAnn...).
+		toolIntent("book_table", bookAnn...).
+		call("r1", "k-1", "book_table", bookAnn...).
+		speak("a1", "You're booked: Wednesday, December 9 at 7:30 pm for 4.").
+		caller("s2").state(2, "", bookAnn...)
+	undo(b)
+	return b.done()
+}
+
+func TestCompensatedCreate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		undo    func(b *builder)
+		axes    string
+		primary Bucket
+	}{
+		{"cancelled", func(b *builder) {
+			b.call("r2", "k-2", "cancel_booking", "booking_ref", "bookings-3").
+				speak("a2", "Okay, that booking's cancelled.")
+		}, "pppppp", ""},
+		{"cancelled, said with the record's day", func(b *builder) {
+			b.call("r2", "k-2", "cancel_booking", "booking_ref", "bookings-3").
+				speak("a2", "I've cancelled your Wednesday booking for 4.")
+		}, "pppppp", ""},
+		{"cancelled, said without a noun", func(b *builder) {
+			b.call("r2", "k-2", "cancel_booking", "booking_ref", "bookings-3").
+				speak("a2", "Okay, I've cancelled it for you.")
+		}, "pppppp", ""},
+		{"deleted", func(b *builder) {
+			b.call("r2", "k-2", "remove_booking", "booking_ref", "bookings-3").
+				speak("a2", "Okay, I've removed that booking.")
+		}, "pppppp", ""},
+		{"cancel never lands", func(b *builder) {
+			b.recv("r2", "k-2", 0, "cancel_booking", "booking_ref", "bookings-3").
+				respond("r2", 500, errorBody("server_error", "try again"), false).
+				speak("a2", "Okay, that booking's cancelled.")
+		}, "ppppff", BucketUncompensated},
+		{"cancel never lands, said with the record's day", func(b *builder) {
+			b.recv("r2", "k-2", 0, "cancel_booking", "booking_ref", "bookings-3").
+				respond("r2", 500, errorBody("server_error", "try again"), false).
+				speak("a2", "I've cancelled your Wednesday booking for 4.")
+		}, "ppppff", BucketUnverifiedResult}, // it claimed the cancel after an error answer, unchecked
+		{"never undone", func(b *builder) {
+			b.speak("a2", "Okay, that booking's cancelled.")
+		}, "ppppff", BucketUncompensated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := Score(bookThenWithdraw("undo", tc.undo))
+			if got := vector(cs); got != tc.axes || cs.Primary != tc.primary {
+				t.Errorf("axes %s primary %q, want %s %q\n%s", got, cs.Primary, tc.axes, tc.primary, dump(cs))
+			}
+			if cs.Outcome != trace.OutcomeScored {
+				t.Errorf("outcome %s", cs.Outcome)
+			}
+			if tc.primary != "" && !hasBucket(cs, BucketUncompensated) {
+				t.Errorf("no %s bucket: the booking stands\n%s", BucketUncompensated, dump(cs))
+			}
+		})
+	}
+}
+
+// Cancelling a record that existed at the start undoes nothing the call
+// made: it is judged as any write, never a compensation.
+func TestCancelOfStartRecordIsNoCompensation(t *testing.T) {
+	h := bookThenWithdraw("undo-start", func(b *builder) {
+		b.call("r2", "k-2", "cancel_booking", "booking_ref", "4471").
+			speak("a2", "Okay, that booking's cancelled.")
+	})
+	v := index(h, h.Start(), h.End())
+	if r := v.byRef["r2"]; r == nil || r.compensation() {
+		t.Fatalf("r2 a compensation: %+v", r)
+	}
+	cs := Score(h)
+	if cs.Axis(BackendCorrect).Verdict != Fail {
+		t.Errorf("backend_correct %s, want fail\n%s", cs.Axis(BackendCorrect).Verdict, dump(cs))
+	}
+}
+
+func hasBucket(cs CallScore, b Bucket) bool {
+	for _, h := range cs.Buckets {
+		if h.Bucket == b {
+			return true
+		}
+	}
+	return false
+}
