@@ -84,3 +84,57 @@ func reportsUndo(u *utterance) bool {
 	}
 	return false
 }
+
+// plainCancel: the clause says "cancelled" (or "canceled") with no
+// negation cue: "that's cancelled", "I've cancelled it for you".
+func plainCancel(ts []string) bool {
+	j := " " + strings.Join(ts, " ") + " "
+	for _, p := range notNegations {
+		j = strings.ReplaceAll(j, " "+p+" ", " ")
+	}
+	found := false
+	for _, w := range strings.Fields(j) {
+		if negations[w] || strings.HasSuffix(w, "n't") {
+			return false
+		}
+		found = found || w == "cancelled" || w == "canceled"
+	}
+	return found
+}
+
+// readCancels rereads plain "that's cancelled" utterances as done-claims
+// when the caller's final intent is to cancel: the words report that
+// cancel whatever noun follows (docs/SCORING.md, "Cancels"). Without a
+// cancel asked for they stay what the reader made of them (the agent
+// dropping the pending action).
+func (v *view) readCancels() {
+	if v.final == nil || !v.final.in.Execute || !v.cancelAction(v.final.in) {
+		return
+	}
+	for _, u := range v.utts {
+		if u.f.cancelled {
+			u.f.claim, u.f.claimed, u.f.ctext = claimDone, u.f.cancelVals, u.f.cancelText
+		}
+	}
+}
+
+// cancelAction: the intent's action cancels a record, by a cancel effect
+// or by an update that writes a cancelled status.
+func (v *view) cancelAction(in *trace.Intent) bool {
+	spec, ok := v.spec(in.Action)
+	if !ok || !spec.Consequential {
+		return false
+	}
+	if spec.Effect == trace.EffectCancel {
+		return true
+	}
+	if spec.Effect != trace.EffectUpdate {
+		return false
+	}
+	for _, s := range in.Slots {
+		if w := strings.ToLower(strings.TrimSpace(s)); w == "cancelled" || w == "canceled" {
+			return true
+		}
+	}
+	return false
+}

@@ -112,3 +112,46 @@ func hasBucket(cs CallScore, b Bucket) bool {
 	}
 	return false
 }
+
+// After the caller asked for a cancel, a plain "that's cancelled" is a
+// done-claim of it, with or without a record noun, whether the catalogue
+// models the cancel as a cancel effect or as an update of a status.
+func TestPlainCancelIsADoneClaim(t *testing.T) {
+	cancelUpd := intent(1, "cancel_booking", true, "booking_ref", "4471", "status", "cancelled")
+	cancelEff := intent(1, "cancel_booking", true, "booking_ref", "4471")
+	for _, tc := range []struct {
+		name  string
+		tools []trace.ToolSpec
+		in    *trace.Intent
+		call  bool
+		say   string
+		axis6 Verdict
+	}{
+		{"update, done", bookingTools, cancelUpd, true, "Okay, that's cancelled.", Pass},
+		{"update, done, no noun", bookingTools, cancelUpd, true, "Done, I've cancelled it for you.", Pass},
+		{"update, never called", bookingTools, cancelUpd, false, "Okay, that's cancelled.", Fail},
+		{"effect, done", undoTools, cancelEff, true, "That one's cancelled.", Pass},
+		{"effect, done, wrong day", undoTools, cancelEff, true, "Okay, your Wednesday booking is cancelled.", Fail},
+		{"effect, never called", undoTools, cancelEff, false, "All right, that's cancelled.", Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCallIn(tc.tools, "cancel", "plain", nil, bookingDomain(), say("s1", trace.ActSay, "Please cancel booking 4471.", tc.in))
+			var args []string
+			for _, k := range trace.SortedKeys(tc.in.Slots) {
+				args = append(args, k, tc.in.Slots[k])
+			}
+			b.caller("s1").state(1, "cancel_booking", args...)
+			if tc.call {
+				b.toolIntent("cancel_booking", args...).call("r1", "k-1", "cancel_booking", args...)
+			}
+			b.speak("a1", tc.say)
+			cs := Score(b.done())
+			if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != tc.axis6 {
+				t.Errorf("confirmation %s, want %s\n%s", got, tc.axis6, dump(cs))
+			}
+			if tc.call && tc.axis6 == Pass && vector(cs) != "pppppp" {
+				t.Errorf("axes %s\n%s", vector(cs), dump(cs))
+			}
+		})
+	}
+}

@@ -353,6 +353,7 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v.lateNotices()
 	v.retries()
 	v.intended()
+	v.readCancels()
 	v.cs = v.collectCommits()
 	v.compensations()
 	if v.snap != nil {
