@@ -52,10 +52,12 @@ func TestCallDateErrors(t *testing.T) {
 	}
 }
 
-// docs/SCENARIOS.md and docs/PROTOCOL.md state the calendar defaults.
+// docs/SCENARIOS.md, PROTOCOL.md and SCORING.md state the calendar defaults.
 func TestCallDateDocDefaults(t *testing.T) {
 	_, flat := readDoc(t, "SCENARIOS.md")
 	assert.Contains(t, flat, fmt.Sprintf("default date `%s` (`scenarios.DefaultCallDate`), default time zone `%s` (`scenarios.DefaultTimeZone`)", DefaultCallDate, DefaultTimeZone))
 	_, flat = readDoc(t, "PROTOCOL.md")
 	assert.Contains(t, flat, fmt.Sprintf("sends the defaults (`%s`, `%s`)", DefaultCallDate, DefaultTimeZone))
+	_, flat = readDoc(t, "SCORING.md")
+	assert.Contains(t, flat, fmt.Sprintf("or its defaults `%s` in `%s`", DefaultCallDate, DefaultTimeZone))
 }

@@ -1,6 +1,9 @@
 package trace
 
-import "time"
+import (
+	"time"
+	_ "time/tzdata" // CallStart.Today reads the same zones on every machine
+)
 
 // Outcome of a call, separate from its verdict.
 type Outcome string
@@ -236,4 +239,23 @@ type ToolEvent struct {
 	VersionAfter  int               `json:"version_after,omitempty"`
 	// Response body as sent (or as it would have been, if Dropped).
 	Body string `json:"body,omitempty"`
+}
+
+// Today is the call's date as midnight in its time zone: what "today"
+// means to the caller, for resolving relative dates. ok is false when the
+// history has no calendar (recorded before it existed) or a bad one:
+// readers then treat relative dates as unknown.
+func (s *CallStart) Today() (day time.Time, ok bool) {
+	if s == nil || s.CallDate == "" || s.TimeZone == "" {
+		return time.Time{}, false
+	}
+	loc, err := time.LoadLocation(s.TimeZone)
+	if err != nil || s.TimeZone == "Local" {
+		return time.Time{}, false
+	}
+	d, err := time.ParseInLocation("2006-01-02", s.CallDate, loc)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return d, true
 }

@@ -368,3 +368,16 @@ func TestEffects(t *testing.T) {
 		}
 	}
 }
+
+func TestCallStartToday(t *testing.T) {
+	d, ok := (&CallStart{CallDate: "2026-12-07", TimeZone: "America/New_York"}).Today()
+	if !ok || d.Format("2006-01-02 MST") != "2026-12-07 EST" || d.AddDate(0, 0, 1).Weekday().String() != "Tuesday" {
+		t.Fatalf("Today = %v %v", d, ok)
+	}
+	for _, s := range []*CallStart{nil, {}, {CallDate: "2026-12-07"}, {CallDate: "2026-13-01", TimeZone: "UTC"},
+		{CallDate: "2026-12-07", TimeZone: "Mars/Olympus"}, {CallDate: "2026-12-07", TimeZone: "Local"}} {
+		if _, ok := s.Today(); ok {
+			t.Errorf("%+v: a calendar", s)
+		}
+	}
+}
