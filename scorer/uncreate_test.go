@@ -155,3 +155,27 @@ func TestPlainCancelIsADoneClaim(t *testing.T) {
 		})
 	}
 }
+
+// The caller replaces the day of a booking already made: the agent cancels
+// the first booking (a compensation) and books the new day.
+func TestCompensatedCreateThenRebooked(t *testing.T) {
+	bookThu := []string{"name", "Ann", "date", "2026-12-10", "time", "19:30", "party_size", "4"}
+	b := newCallIn(undoTools, "rebook", "correction", nil, bookingDomain(),
+		say("s1", trace.ActSay, "Please book a table for Ann on Wednesday, December 9 at 7:30 pm for 4.", intent(1, "book_table", true, bookAnn...)),
+		say("s2", trace.ActCorrect, "Sorry, make that Thursday, December 10.", intent(2, "book_table", true, bookThu...)))
+	b.caller("s1").state(1, "book_table", bookAnn...).
+		call("r1", "k-1", "book_table", bookAnn...).
+		speak("a1", "You're booked: Wednesday, December 9 at 7:30 pm for 4.").
+		caller("s2").state(2, "book_table", bookThu...).
+		call("r2", "k-2", "cancel_booking", "booking_ref", "bookings-3").
+		call("r3", "k-3", "book_table", bookThu...).
+		speak("a2", "Done: you're booked for Thursday, December 10 at 7:30 pm for 4.")
+	h := b.done()
+	v := index(h, h.Start(), h.End())
+	if r := v.byRef["r2"]; !r.compensation() {
+		t.Fatal("the cancel of the Wednesday booking is no compensation")
+	}
+	if cs := Score(h); vector(cs) != "pppppp" {
+		t.Errorf("axes %s\n%s", vector(cs), dump(cs))
+	}
+}
