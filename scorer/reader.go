@@ -39,13 +39,13 @@ type facts struct {
 	// (trace.RecognizedText), so a value in them that differs from the
 	// record is no proof of a mismatch.
 	recognized bool
-	// cancelled: every not-done clause was a plain, undenied "cancelled"
-	// ("Okay, that's cancelled."), which is a done-claim when the caller
-	// asked for a cancel (view.readCancels); cancelVals and cancelText
-	// are those clauses' values and text.
-	cancelled  bool
-	cancelVals valueSet
-	cancelText string
+	// cancelClaim is the utterance's claim when the caller asked for a
+	// cancel (view.readCancels): a plain "that's cancelled" is then done
+	// and "it isn't cancelled" not done. cancelVals and cancelText are the
+	// values and text of its done clauses.
+	cancelClaim claim
+	cancelVals  valueSet
+	cancelText  string
 }
 
 // values lists the values of a class the utterance names as current.
@@ -320,8 +320,8 @@ func (lx *lexicon) read(s string) facts {
 	}
 	var f facts
 	var claims []claim
-	var ctexts, all, cancels []string
-	otherNotDone := false
+	var ctexts, all, cancelTexts []string
+	var cancelClaims []claim
 	for _, cl := range clauses(s) {
 		all = append(all, textFormOf(cl.ts))
 		vs := lx.scanTokens(cl.ts)
@@ -334,12 +334,12 @@ func (lx *lexicon) read(s string) facts {
 		if c == claimNone && lx.plans(cl.ts) {
 			f.plan = true
 		}
-		if c == claimNotDone {
-			if plainCancel(cl.ts) {
+		if c != claimNone {
+			alt := cancelReading(c, cl.ts)
+			cancelClaims = append(cancelClaims, alt)
+			if alt == claimDone {
 				merge(&f.cancelVals, vs)
-				cancels = append(cancels, textFormOf(cl.ts))
-			} else {
-				otherNotDone = true
+				cancelTexts = append(cancelTexts, textFormOf(cl.ts))
 			}
 		}
 		if c == claimDone {
@@ -363,8 +363,8 @@ func (lx *lexicon) read(s string) facts {
 	f.text = strings.Join(all, " ")
 	f.ctext = strings.Join(ctexts, " ")
 	f.claim = combine(claims)
-	f.cancelled = f.claim == claimNotDone && !otherNotDone && len(cancels) > 0
-	f.cancelText = strings.Join(cancels, " ")
+	f.cancelClaim = combine(cancelClaims)
+	f.cancelText = strings.Join(cancelTexts, " ")
 	if f.claim == claimUndecided && f.why == "" {
 		f.why = "the utterance makes conflicting claims"
 	}

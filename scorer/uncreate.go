@@ -85,35 +85,53 @@ func reportsUndo(u *utterance) bool {
 	return false
 }
 
-// plainCancel: the clause says "cancelled" (or "canceled") with no
-// negation cue: "that's cancelled", "I've cancelled it for you".
-func plainCancel(ts []string) bool {
+// cancelReading is a clause's claim c reread for a call whose caller asked
+// for a cancel: an undenied "cancelled" the reader took for a withdrawal
+// ("that's cancelled") reports the cancel done, and a denied one ("it
+// isn't cancelled yet") reports it not done.
+func cancelReading(c claim, ts []string) claim {
 	j := " " + strings.Join(ts, " ") + " "
 	for _, p := range notNegations {
 		j = strings.ReplaceAll(j, " "+p+" ", " ")
 	}
-	found := false
+	neg := false
 	for _, w := range strings.Fields(j) {
 		if negations[w] || strings.HasSuffix(w, "n't") {
-			return false
+			neg = true
 		}
-		found = found || w == "cancelled" || w == "canceled"
+		if w != "cancelled" && w != "canceled" {
+			continue
+		}
+		switch {
+		case c == claimNotDone && !neg:
+			return claimDone
+		case c == claimUndecided && neg:
+			return claimNotDone
+		}
+		return c
 	}
-	return found
+	return c
 }
 
-// readCancels rereads plain "that's cancelled" utterances as done-claims
-// when the caller's final intent is to cancel: the words report that
-// cancel whatever noun follows (docs/SCORING.md, "Cancels"). Without a
-// cancel asked for they stay what the reader made of them (the agent
-// dropping the pending action).
+// readCancels rereads utterances for a call whose final intent is to
+// cancel: "that's cancelled" reports that cancel whatever noun follows,
+// and "it isn't cancelled" denies it (docs/SCORING.md, "Cancels").
+// Without a cancel asked for they stay what the reader made of them (the
+// agent dropping the pending action).
 func (v *view) readCancels() {
 	if v.final == nil || !v.final.in.Execute || !v.cancelAction(v.final.in) {
 		return
 	}
 	for _, u := range v.utts {
-		if u.f.cancelled {
-			u.f.claim, u.f.claimed, u.f.ctext = claimDone, u.f.cancelVals, u.f.cancelText
+		if u.f.cancelClaim == u.f.claim {
+			continue
+		}
+		u.f.claim, u.f.why = u.f.cancelClaim, ""
+		if u.f.claim == claimUndecided {
+			u.f.why = "the utterance makes conflicting claims"
+		}
+		if u.f.claim == claimDone {
+			u.f.claimed, u.f.ctext = u.f.cancelVals, u.f.cancelText
 		}
 	}
 }

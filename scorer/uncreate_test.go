@@ -133,6 +133,9 @@ func TestPlainCancelIsADoneClaim(t *testing.T) {
 		{"effect, done", undoTools, cancelEff, true, "That one's cancelled.", Pass},
 		{"effect, done, wrong day", undoTools, cancelEff, true, "Okay, your Wednesday booking is cancelled.", Fail},
 		{"effect, never called", undoTools, cancelEff, false, "All right, that's cancelled.", Fail},
+		{"effect, denied", undoTools, cancelEff, false, "Sorry, it isn't cancelled yet.", Pass},
+		{"update, denied", bookingTools, cancelUpd, false, "I'm afraid that's not cancelled.", Pass},
+		{"effect, denied but done", undoTools, cancelEff, true, "Sorry, it isn't cancelled yet.", Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCallIn(tc.tools, "cancel", "plain", nil, bookingDomain(), say("s1", trace.ActSay, "Please cancel booking 4471.", tc.in))
