@@ -268,7 +268,7 @@ func (v *view) falseConfirmation() []Finding {
 	}
 	missing := !v.final.in.Execute && v.unchanged
 	for _, k := range v.targets() {
-		if g := record(v.held, k[0], k[1]); g == nil || !v.fieldsHeld(record(v.want, k[0], k[1]), g) {
+		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(v.held, k[0], k[1])) {
 			missing = true
 		}
 	}

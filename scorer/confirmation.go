@@ -179,8 +179,7 @@ func (v *view) checkDone(u *utterance, fail, valueFail func(Finding)) {
 	v.checkNamed(u, u.f.claimed, held, valueFail)
 	missing := false
 	for _, k := range v.targets() {
-		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])
-		if g == nil || !v.fieldsHeld(w, g) {
+		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(held, k[0], k[1])) {
 			missing = true
 			fail(v.find("agent confirmed a change that is not in the backend ("+k[0]+"/"+k[1]+")", u.start, v.snapSeq))
 		}
@@ -377,6 +376,15 @@ func (v *view) textFields() []string {
 
 // fieldsHeld reports whether got has every field of want with its value
 // (got comes from v.held: typed fields are canonical).
+// heldAsWanted: the record the intent targets is held with its intended
+// fields, or, deleted by the intent (want nil), is gone.
+func (v *view) heldAsWanted(want, got *trace.Record) bool {
+	if want == nil {
+		return got == nil
+	}
+	return got != nil && v.fieldsHeld(want, got)
+}
+
 func (v *view) fieldsHeld(want, got *trace.Record) bool {
 	if want == nil {
 		return true

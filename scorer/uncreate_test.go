@@ -182,3 +182,28 @@ func TestCompensatedCreateThenRebooked(t *testing.T) {
 		t.Errorf("axes %s\n%s", vector(cs), dump(cs))
 	}
 }
+
+// A delete the caller asked for: done when the record is gone.
+func TestRequestedDelete(t *testing.T) {
+	for _, tc := range []struct {
+		name, say string
+		call      bool
+		axes      string
+	}{
+		{"removed", "Done, I've removed booking 4471.", true, "pppppp"},
+		{"never called", "Done, I've removed booking 4471.", false, "ppfpff"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := intent(1, "remove_booking", true, "booking_ref", "4471")
+			b := newCallIn(undoTools, "remove", "plain", nil, bookingDomain(), say("s1", trace.ActSay, "Please delete booking 4471.", in))
+			b.caller("s1").state(1, "remove_booking", "booking_ref", "4471")
+			if tc.call {
+				b.toolIntent("remove_booking", "booking_ref", "4471").call("r1", "k-1", "remove_booking", "booking_ref", "4471")
+			}
+			cs := Score(b.speak("a1", tc.say).done())
+			if got := vector(cs); got != tc.axes {
+				t.Errorf("axes %s, want %s\n%s", got, tc.axes, dump(cs))
+			}
+		})
+	}
+}
