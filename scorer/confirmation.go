@@ -176,7 +176,7 @@ func (v *view) confirmingUtterance() *utterance {
 // the claim must start after the write it reports committed.
 func (v *view) checkDone(u *utterance, fail, valueFail func(Finding)) {
 	held := v.held
-	v.checkNamed(u, u.f.claimed, held, valueFail)
+	v.checkNamed(u, u.f.claimed, v.withDeleted(held), valueFail)
 	missing := false
 	for _, k := range v.targets() {
 		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(held, k[0], k[1])) {

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/callproof/callproof/trace"
@@ -61,6 +62,25 @@ func (v *view) netEffect() (net, undone []trace.Record) {
 		}
 	}
 	return net, undone
+}
+
+// withDeleted adds to rs the records the final intent deletes, as they
+// were at the start: a claim of the delete names them ("I've removed your
+// Tuesday booking"), and those are the values it must name.
+func (v *view) withDeleted(rs []trace.Record) []trace.Record {
+	out := rs
+	for _, k := range v.targets() {
+		if record(v.want, k[0], k[1]) != nil || record(rs, k[0], k[1]) != nil {
+			continue
+		}
+		if r := record(v.start.Records, k[0], k[1]); r != nil {
+			if len(out) == len(rs) {
+				out = slices.Clone(rs)
+			}
+			out = append(out, v.canon([]trace.Record{*r})...)
+		}
+	}
+	return out
 }
 
 // undoSent reports whether the agent sent a cancel or delete that undoes a

@@ -191,6 +191,8 @@ func TestRequestedDelete(t *testing.T) {
 		axes      string
 	}{
 		{"removed", "Done, I've removed booking 4471.", true, "pppppp"},
+		{"removed, said with its day", "Done, I've removed your booking for Tuesday, December 8.", true, "pppppp"},
+		{"removed, said with another day", "Done, I've removed your booking for Thursday, December 10.", true, "pppppf"},
 		{"never called", "Done, I've removed booking 4471.", false, "ppfpff"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
