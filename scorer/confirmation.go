@@ -374,8 +374,6 @@ func (v *view) textFields() []string {
 	return trace.SortedKeys(seen)
 }
 
-// fieldsHeld reports whether got has every field of want with its value
-// (got comes from v.held: typed fields are canonical).
 // heldAsWanted: the record the intent targets is held with its intended
 // fields, or, deleted by the intent (want nil), is gone.
 func (v *view) heldAsWanted(want, got *trace.Record) bool {
@@ -385,6 +383,8 @@ func (v *view) heldAsWanted(want, got *trace.Record) bool {
 	return got != nil && v.fieldsHeld(want, got)
 }
 
+// fieldsHeld reports whether got has every field of want with its value
+// (got comes from v.held: typed fields are canonical).
 func (v *view) fieldsHeld(want, got *trace.Record) bool {
 	if want == nil {
 		return true
