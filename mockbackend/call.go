@@ -185,9 +185,13 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 			return nil, fmt.Errorf("mockbackend: tool %q declared twice", sp.Name)
 		}
 		switch sp.Effect {
-		case trace.EffectRead, trace.EffectUpdate:
+		case trace.EffectRead, trace.EffectUpdate, trace.EffectDelete:
 			if sp.KeyArg == "" {
 				return nil, fmt.Errorf("mockbackend: tool %q: %s needs key_arg", sp.Name, sp.Effect)
+			}
+		case trace.EffectCancel:
+			if sp.KeyArg == "" || sp.StatusField == "" || sp.StatusValue == "" {
+				return nil, fmt.Errorf("mockbackend: tool %q: cancel needs key_arg, status_field and status_value", sp.Name)
 			}
 		case trace.EffectCreate:
 		default:

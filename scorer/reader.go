@@ -39,6 +39,13 @@ type facts struct {
 	// (trace.RecognizedText), so a value in them that differs from the
 	// record is no proof of a mismatch.
 	recognized bool
+	// cancelClaim is the utterance's claim when the caller asked for a
+	// cancel (view.readCancels): a plain "that's cancelled" is then done
+	// and "it isn't cancelled" not done. cancelVals and cancelText are the
+	// values and text of its done clauses.
+	cancelClaim claim
+	cancelVals  valueSet
+	cancelText  string
 }
 
 // values lists the values of a class the utterance names as current.
@@ -263,7 +270,7 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		}
 		if t.Effect == trace.EffectCreate {
 			lx.fams[1] = true
-		} else if t.Effect == trace.Effect("delete") {
+		} else if t.Effect == trace.EffectDelete || t.Effect == trace.EffectCancel {
 			lx.fams[2], lx.cancel = true, true
 		} else {
 			lx.fams[0] = true
@@ -313,7 +320,8 @@ func (lx *lexicon) read(s string) facts {
 	}
 	var f facts
 	var claims []claim
-	var ctexts, all []string
+	var ctexts, all, cancelTexts []string
+	var cancelClaims []claim
 	for _, cl := range clauses(s) {
 		all = append(all, textFormOf(cl.ts))
 		vs := lx.scanTokens(cl.ts)
@@ -325,6 +333,14 @@ func (lx *lexicon) read(s string) facts {
 		}
 		if c == claimNone && lx.plans(cl.ts) {
 			f.plan = true
+		}
+		if c != claimNone {
+			alt := cancelReading(c, cl.ts)
+			cancelClaims = append(cancelClaims, alt)
+			if alt == claimDone {
+				merge(&f.cancelVals, vs)
+				cancelTexts = append(cancelTexts, textFormOf(cl.ts))
+			}
 		}
 		if c == claimDone {
 			if hasWord(cl.ts, []string{"already", "had"}) {
@@ -347,6 +363,8 @@ func (lx *lexicon) read(s string) facts {
 	f.text = strings.Join(all, " ")
 	f.ctext = strings.Join(ctexts, " ")
 	f.claim = combine(claims)
+	f.cancelClaim = combine(cancelClaims)
+	f.cancelText = strings.Join(cancelTexts, " ")
 	if f.claim == claimUndecided && f.why == "" {
 		f.why = "the utterance makes conflicting claims"
 	}

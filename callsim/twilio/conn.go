@@ -309,6 +309,12 @@ func (c *Conn) start(s native.Start) error {
 	params[ParamToolsBaseURL] = s.Tools.BaseURL
 	params[ParamToolsToken] = s.Tools.Token
 	params[ParamToolsCatalog] = string(cat)
+	if s.CallDate != "" {
+		params[ParamCallDate] = s.CallDate
+	}
+	if s.TimeZone != "" {
+		params[ParamTimeZone] = s.TimeZone
+	}
 	c.wmu.Lock()
 	c.sids.account = sid(AccountPrefix, s.CallID)
 	c.sids.call = sid(CallPrefix, s.CallID)

@@ -2,6 +2,7 @@ package twilio
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,5 +36,16 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 				assert.Equal(t, want, got, "%s as written: %q", name, w)
 			}
 		}
+	}
+}
+
+// The Twilio section names every custom parameter the caller adds.
+func TestProtocolDocNamesTwilioParams(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/PROTOCOL.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(raw), "## Twilio Media Streams dialect")
+	require.True(t, ok)
+	for _, p := range []string{ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamCallDate, ParamTimeZone} {
+		assert.Contains(t, sec, "`"+p+"`")
 	}
 }
