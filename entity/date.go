@@ -151,7 +151,7 @@ func ISODate(y, m, d int) string {
 	if m < 1 || m > 12 || d < 1 || d > 31 || y < 1000 || y > 9999 {
 		return ""
 	}
-	if d > daysIn(y, m) {
+	if d > DaysIn(y, m) {
 		return ""
 	}
 	b := make([]byte, 0, 10)
@@ -160,7 +160,7 @@ func ISODate(y, m, d int) string {
 	return string(b)
 }
 
-func daysIn(y, m int) int {
+func DaysIn(y, m int) int {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
@@ -191,8 +191,8 @@ func ParseISO(t string) string {
 	return ISODate(y, m, d)
 }
 
-// yearOf reads a four-digit year 1900..2099 ("2026"), or 0.
-func yearOf(t string) int {
+// YearOf reads a four-digit year 1900..2099 ("2026"), or 0.
+func YearOf(t string) int {
 	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) {
 		if y, err := strconv.Atoi(t); err == nil {
 			return y
@@ -201,8 +201,8 @@ func yearOf(t string) int {
 	return 0
 }
 
-// dayAt reads a day of the month at ts[i] ("3", "3rd", "third", "twenty-first").
-func dayAt(ts []string, i int) (int, int) {
+// DayAt reads a day of the month at ts[i] ("3", "3rd", "third", "twenty-first").
+func DayAt(ts []string, i int) (int, int) {
 	n := NumberAt(ts, i)
 	if n.Used == 0 || n.Pair || n.Int < 1 || n.Int > 31 {
 		return 0, 0
@@ -259,11 +259,16 @@ func DateAt(ts []string, i int) (DateSpec, int) {
 		}
 		return DateSpec{}, 0
 	}
-	// a weekday before a month date belongs to it: "Wednesday, December 9"
-	if w, ok := Weekday(t); ok && (Month(word(ts, i+1)) > 0 || word(ts, i+1) == "the") {
-		if d, n := monthDate(ts, i+1); n > 0 {
+	// a weekday before a month date belongs to it: "Wednesday, December
+	// 9", "on Wednesday the 9th of December", "Wednesday 9 December"
+	k := i
+	if t == "on" || t == "this" || t == "next" || t == "coming" {
+		k++
+	}
+	if w, ok := Weekday(word(ts, k)); ok {
+		if d, n := monthDate(ts, k+1); n > 0 {
 			d.Weekday, d.HasWeekday = w, true
-			return d, n + 1
+			return d, k + 1 + n - i
 		}
 	}
 	if d, n := monthDate(ts, i); n > 0 {
@@ -350,7 +355,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 		if word(ts, k) == "the" {
 			k++
 		}
-		if day, n := dayAt(ts, k); n > 0 {
+		if day, n := DayAt(ts, k); n > 0 {
 			return withYear(ts, DateSpec{Month: m, Day: day}, k+n, i)
 		}
 		return DateSpec{}, 0
@@ -359,7 +364,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 	if t == "the" {
 		k++
 	}
-	day, n := dayAt(ts, k)
+	day, n := DayAt(ts, k)
 	if n == 0 {
 		return DateSpec{}, 0
 	}
@@ -374,7 +379,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 }
 
 func withYear(ts []string, d DateSpec, k, i int) (DateSpec, int) {
-	if y := yearOf(word(ts, k)); y > 0 {
+	if y := YearOf(word(ts, k)); y > 0 {
 		d.Year = y
 		k++
 	}
