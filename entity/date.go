@@ -20,6 +20,17 @@ var weekdayWords = map[string]time.Weekday{
 	"thu": time.Thursday, "thurs": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
+// dateStarts are the words other than numbers and months a date can
+// start with; a cheap test before reading one. Read-only.
+var dateStarts = func() map[string]bool {
+	m := map[string]bool{"today": true, "tonight": true, "tomorrow": true, "yesterday": true, "the": true,
+		"day": true, "next": true, "this": true, "coming": true, "on": true, "in": true, "a": true}
+	for w := range weekdayWords {
+		m[w] = true
+	}
+	return m
+}()
+
 // Month returns the month a word names ("dec" → 12), or 0.
 func Month(t string) int { return monthWords[t] }
 
@@ -244,7 +255,7 @@ func slashDate(t string) (DateSpec, bool) {
 // value should cut ts before it.
 func DateAt(ts []string, i int) (DateSpec, int) {
 	t := word(ts, i)
-	if t == "" {
+	if t == "" || !isDigitByte(t[0]) && !dateStarts[t] && !IsNumberWord(t) && Month(t) == 0 {
 		return DateSpec{}, 0
 	}
 	if d := ParseISO(t); d != "" {

@@ -102,14 +102,26 @@ func (sc *scanner) mark(from, to int) {
 
 func (sc *scanner) free(i int) bool { return i >= 0 && i < len(sc.ts) && !sc.used[i] }
 
-// freeTail is ts cut at the first used token from i, so that a value is
-// never read across another.
-func (sc *scanner) freeTail(i int) []string {
-	k := i
-	for k < len(sc.ts) && !sc.used[k] {
-		k++
+// each calls read at every free token with ts cut at the next used one,
+// so a value is never read across another; read returns how many tokens
+// it used (and marked), 0 for none.
+func (sc *scanner) each(read func(ts []string, i int) int) {
+	end := -1
+	for i := 0; i < len(sc.ts); i++ {
+		if sc.used[i] {
+			continue
+		}
+		if end <= i {
+			end = i
+			for end < len(sc.ts) && !sc.used[end] {
+				end++
+			}
+		}
+		if n := read(sc.ts[:end], i); n > 0 {
+			i += n - 1
+			end = -1
+		}
 	}
-	return sc.ts[:k]
 }
 
 // head skips the words a date starts with that are not the date itself
@@ -132,18 +144,14 @@ func (sc *scanner) head(from, to int) int {
 // alone ("wd:N"), the day of the month alone ("dom:N"), and relative days
 // ("tomorrow", "in three days") when the call's date is known.
 func (sc *scanner) dates() {
-	for i := 0; i < len(sc.ts); i++ {
-		if !sc.free(i) {
-			continue
+	sc.each(func(ts []string, i int) int {
+		d, n := entity.DateAt(ts, i)
+		if n > 0 {
+			sc.out.add(classDate, sc.heardDate(d), sc.prior(sc.head(i, i+n)))
+			sc.mark(i, i+n)
 		}
-		d, n := entity.DateAt(sc.freeTail(i), i)
-		if n == 0 {
-			continue
-		}
-		sc.out.add(classDate, sc.heardDate(d), sc.prior(sc.head(i, i+n)))
-		sc.mark(i, i+n)
-		i += n - 1
-	}
+		return n
+	})
 }
 
 // heardDate is a date said, in heard form: an ISO date, "wd:N" for a
@@ -171,39 +179,32 @@ func (sc *scanner) heardDate(d entity.DateSpec) string {
 // evening", "quarter to eight", "noon", "midnight", "7 o'clock", and "at 8"
 // when the catalogue has a time argument.
 func (sc *scanner) times() {
-	for i := 0; i < len(sc.ts); i++ {
-		if !sc.free(i) {
-			continue
+	sc.each(func(ts []string, i int) int {
+		c := entity.ClockAt(ts, i, sc.bareTime)
+		if c.Used > 0 {
+			sc.out.add(classTime, heardClock(c.Value, c.Alt), sc.prior(i))
+			sc.mark(i, i+c.Used)
 		}
-		c := entity.ClockAt(sc.freeTail(i), i, sc.bareTime)
-		if c.Used == 0 {
-			continue
-		}
-		sc.out.add(classTime, heardClock(c.Value, c.Alt), sc.prior(i))
-		sc.mark(i, i+c.Used)
-		i += c.Used - 1
-	}
+		return c.Used
+	})
 }
 
 // amounts: "$45.50", "45.50", "45 dollars and 50 cents", "forty-five
 // dollars", "two hundred and fifteen dollars", "forty cents" (entity.MoneyAt);
 // "two fifty dollars" names 250 or 2.5 ("250|2.5").
 func (sc *scanner) amounts() {
-	ts := sc.ts
-	for i := 0; i < len(ts); i++ {
-		if !sc.free(i) {
-			continue
-		}
+	sc.each(func(ts []string, i int) int {
 		if t := ts[i]; strings.Contains(t, ".") && hasDigit(t) && !strings.HasPrefix(t, "$") {
 			if a := amount(t); a != "" {
 				sc.out.add(classAmount, a, sc.prior(i))
 				sc.used[i] = true
+				return 1
 			}
-			continue
+			return 0
 		}
-		m := entity.MoneyAt(sc.freeTail(i), i)
+		m := entity.MoneyAt(ts, i)
 		if m.Used == 0 {
-			continue
+			return 0
 		}
 		v := m.Value
 		if m.Alt != "" {
@@ -211,26 +212,22 @@ func (sc *scanner) amounts() {
 		}
 		sc.out.add(classAmount, v, sc.prior(i))
 		sc.mark(i, i+m.Used)
-		i += m.Used - 1
-	}
+		return m.Used
+	})
 }
 
 // spokenCodes: a code said one character at a time ("four one two
 // eight", "R four M nine", "Romeo four Mike nine", "double four seven
 // one"), read as the written code ("4128", "r4m9").
 func (sc *scanner) spokenCodes() {
-	for i := 0; i < len(sc.ts); i++ {
-		if !sc.free(i) {
-			continue
+	sc.each(func(ts []string, i int) int {
+		c, n := entity.SpokenCodeAt(ts, i)
+		if n > 0 {
+			sc.out.add(classID, idForm(c), sc.prior(i))
+			sc.mark(i, i+n)
 		}
-		c, n := entity.SpokenCodeAt(sc.freeTail(i), i)
-		if n == 0 {
-			continue
-		}
-		sc.out.add(classID, idForm(c), sc.prior(i))
-		sc.mark(i, i+n)
-		i += n - 1
-	}
+		return n
+	})
 }
 
 var countLeads = map[string]bool{"quantity": true, "qty": true, "size": true, "count": true}
