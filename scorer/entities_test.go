@@ -135,3 +135,78 @@ func TestConfirmationByDimension(t *testing.T) {
 		}
 	}
 }
+
+var transferTools = []trace.ToolSpec{
+	{Name: "get_account", Effect: trace.EffectRead, Table: "accounts", KeyArg: "account_id",
+		Args: []trace.ArgSpec{{Name: "account_id", Type: "string", Required: true}}},
+	{Name: "send_payment", Effect: trace.EffectCreate, Table: "payments", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "payee", Type: "string", Required: true}, {Name: "from_account", Type: "string", Required: true},
+			{Name: "amount", Type: "number", Required: true}, {Name: "speed", Type: "string", Enum: []string{"standard", "express"}}}},
+}
+
+func transferRecords() []trace.Record {
+	return []trace.Record{
+		{Table: "accounts", Key: "A1", Version: 1, Fields: map[string]string{"nickname": "Joint Savings"}},
+		{Table: "accounts", Key: "A2", Version: 1, Fields: map[string]string{"nickname": "Everyday Checking"}},
+		{Table: "payments", Key: "payments-1", Version: 1, Fields: map[string]string{"payee": "Sam Ortiz", "from_account": "Everyday Checking", "amount": "80", "speed": "standard"}},
+	}
+}
+
+// TestEveryValueAccounted: a done-claim's names are accounted for — a
+// value another record holds (a payee, an account nickname) or an enum
+// value the record does not hold fails the confirmation even when no one
+// proposed it on the call (docs/SCORING.md, "Every value accounted for").
+func TestEveryValueAccounted(t *testing.T) {
+	req := "Please send 215 dollars to Maria Lopez from Joint Savings, standard speed."
+	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
+	want := intent(1, "send_payment", true, args...)
+	for _, c := range []struct {
+		said string
+		v    Verdict
+	}{
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass},
+		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass},
+		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail},
+		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail},
+		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail},
+	} {
+		b := newCallIn(transferTools, "pay", "plain", nil, transferRecords(), say("s1", trace.ActSay, req, want))
+		b.caller("s1").state(1, "send_payment", args...).
+			toolIntent("send_payment", args...).
+			call("r1", "k-1", "send_payment", args...).
+			speak("a1", c.said)
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
+			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+	}
+}
+
+// TestDatesAccounted: the day of the month alone is checked against the
+// held date; a relative date cannot be placed without the call's date, so
+// a done-claim naming one is unknown rather than a pass.
+func TestDatesAccounted(t *testing.T) {
+	req := "Please move the delivery of order 5590 to December 3."
+	for _, c := range []struct {
+		said string
+		v    Verdict
+	}{
+		{"I've moved order 5590 to the 3rd.", Pass},
+		{"I've moved order 5590 to the third of December.", Pass},
+		{"I've moved order 5590 to 12/03.", Pass},
+		{"I've moved order 5590 to the 4th.", Fail},
+		{"I've moved order 5590 to tomorrow.", Unknown},
+		{"I've moved order 5590 to tomorrow, the 4th.", Fail},
+	} {
+		b := newCall("date", "plain", nil, domain(), say("s1", trace.ActSay, req, date5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			toolIntent("update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			call("r1", "k-1", "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			speak("a1", c.said)
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
+			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+	}
+}

@@ -376,6 +376,9 @@ func (lx *lexicon) scanTokens(ts []string) valueSet {
 }
 
 func merge(dst *valueSet, src valueSet) {
+	for _, x := range src.unplaced {
+		dst.unplaced = appendUniq(dst.unplaced, x)
+	}
 	for c, xs := range src.cur {
 		for _, x := range xs {
 			dst.add(c, x, false)

@@ -12,6 +12,9 @@ import (
 // values ("from Tuesday", "instead of 7 pm").
 type valueSet struct {
 	cur, prior map[valueClass][]string
+	// unplaced are values named that cannot be compared with any record:
+	// relative dates ("tomorrow") in a history without the call's date.
+	unplaced []string
 }
 
 func (s *valueSet) add(c valueClass, x string, prior bool) {
@@ -146,10 +149,16 @@ func (sc *scanner) head(from, to int) int {
 func (sc *scanner) dates() {
 	sc.each(func(ts []string, i int) int {
 		d, n := entity.DateAt(ts, i)
-		if n > 0 {
-			sc.out.add(classDate, sc.heardDate(d), sc.prior(sc.head(i, i+n)))
-			sc.mark(i, i+n)
+		if n == 0 {
+			return 0
 		}
+		prior := sc.prior(sc.head(i, i+n))
+		if h := sc.heardDate(d); h != "" {
+			sc.out.add(classDate, h, prior)
+		} else if !prior {
+			sc.out.unplaced = appendUniq(sc.out.unplaced, strings.Join(ts[i:i+n], " "))
+		}
+		sc.mark(i, i+n)
 		return n
 	})
 }
