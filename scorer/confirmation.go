@@ -93,6 +93,14 @@ func (v *view) confirmation() AxisResult {
 	} else if c == claimDone {
 		v.checkDone(u, fail, valueFail)
 	}
+	if res.Verdict == Pass && c == claimDone && len(u.f.claimed.unplaced) > 0 && len(v.heldValues(v.snap.Records)[classDate]) > 0 {
+		// "I've moved it to tomorrow" with no call date on record: the
+		// date it names cannot be placed (docs/SCORING.md, "Every value
+		// accounted for").
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, v.find(InsufficientEvidence+": confirmation names "+quote(u.f.claimed.unplaced[0])+", a relative date, and the history has no call date to resolve it", u.start, v.snapSeq))
+		return res
+	}
 	if res.Verdict == Pass && len(doubts) > 0 {
 		res.Verdict = Unknown
 		for _, d := range doubts {
@@ -224,7 +232,11 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 	// is wrong only when that field's held value is not named too.
 	for _, f := range v.textFields() {
 		heldF := v.heldText(rs, f)
-		for _, cand := range v.textCandidates(f) {
+		cands := v.textCandidates(f)
+		for _, x := range v.rivals(f, heldF) {
+			cands = appendUniq(cands, x)
+		}
+		for _, cand := range cands {
 			if contains(heldF, cand) {
 				continue
 			}
@@ -347,6 +359,73 @@ func (v *view) textCandidates(field string) []string {
 	for _, r := range v.reqs {
 		for k, val := range r.args {
 			add(r.tool, k, val)
+		}
+	}
+	return out
+}
+
+// rivals are the values no one proposed that a text field could have held
+// instead of held (docs/SCORING.md, "Every value accounted for"): the same
+// field in any record, every value of a column (table and field, or
+// table key) that holds one of held ("Joint Savings" is an account's
+// nickname, so every account nickname competes with it), and the
+// catalogue's enum for the field.
+func (v *view) rivals(field string, held []string) []string {
+	if len(held) == 0 {
+		return nil
+	}
+	heldW := make(map[string]bool, len(held))
+	for _, h := range held {
+		heldW[textForm(h)] = true
+	}
+	type column struct{ table, field string } // field "" is the key
+	var cols []column
+	sets := [][]trace.Record{v.start.Records}
+	if v.snap != nil {
+		sets = append(sets, v.snap.Records)
+	}
+	for _, rs := range sets {
+		for _, r := range rs {
+			if heldW[textForm(r.Key)] && !slices.Contains(cols, column{r.Table, ""}) {
+				cols = append(cols, column{r.Table, ""})
+			}
+			for k, x := range r.Fields {
+				if c := (column{r.Table, k}); heldW[textForm(x)] && !slices.Contains(cols, c) {
+					cols = append(cols, c)
+				}
+			}
+		}
+	}
+	var out []string
+	add := func(x string) {
+		if n := v.norm(typeString, x); classOf(typeString, n) == classText && !heldW[textForm(n)] {
+			out = appendUniq(out, n)
+		}
+	}
+	for _, rs := range sets {
+		for _, r := range rs {
+			if x, ok := r.Fields[field]; ok {
+				add(x)
+			}
+			for _, c := range cols {
+				if c.table != r.Table {
+					continue
+				}
+				if c.field == "" {
+					add(r.Key)
+				} else if x, ok := r.Fields[c.field]; ok {
+					add(x)
+				}
+			}
+		}
+	}
+	for _, t := range v.start.Tools {
+		for _, a := range t.Args {
+			if a.Name == field {
+				for _, e := range a.Enum {
+					add(e)
+				}
+			}
 		}
 	}
 	return out

@@ -2,8 +2,10 @@ package scorer
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -81,6 +83,7 @@ type lexicon struct {
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
+	ref      entity.Ref      // the call's date (callRef): relative dates resolve against it
 }
 
 // verbFamily is one effect's verbs with their forms, computed once.
@@ -297,6 +300,18 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 	return lx
 }
 
+// callRef is the call's date (YYYY-MM-DD, already the call's local
+// calendar day) as the reference for relative dates ("tomorrow"). A
+// history without one, or with one that does not parse, gives the zero
+// Ref: relative dates are then not read.
+func callRef(date string) entity.Ref {
+	d, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return entity.Ref{}
+	}
+	return entity.Ref{Date: d}
+}
+
 // keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").
 func keyWordsOf(arg string) string {
 	if ws := nameWords(arg); len(ws) > 0 {
@@ -373,12 +388,15 @@ func (lx *lexicon) read(s string) facts {
 
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
-	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}
+	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, ref: lx.ref, out: &out}
 	sc.scan()
 	return out
 }
 
 func merge(dst *valueSet, src valueSet) {
+	for _, x := range src.unplaced {
+		dst.unplaced = appendUniq(dst.unplaced, x)
+	}
 	for c, xs := range src.cur {
 		for _, x := range xs {
 			dst.add(c, x, false)
