@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/internal/doccheck"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -81,5 +82,19 @@ func TestCorpusWellFormed(t *testing.T) {
 		d, ok := dimensionOf("", e.Value)
 		require.True(t, ok, "%v", e)
 		require.Equal(t, e.Dimension, d, "%v", e)
+	}
+}
+
+// TestDefaultCallDateDocumented: docs/PERFORMANCE.md states the call date
+// relative forms are said against.
+func TestDefaultCallDateDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/PERFORMANCE.md")
+	require.NoError(t, err)
+	refs := doccheck.Refs(string(doc), "perturb")["perturb.DefaultCallDate"]
+	require.NotEmpty(t, refs)
+	for _, s := range refs {
+		got, err := doccheck.Value(DefaultCallDate, s)
+		require.NoError(t, err)
+		require.Equal(t, DefaultCallDate, got)
 	}
 }
