@@ -134,7 +134,7 @@ func (v *view) capturedFault(res AxisResult) AxisResult {
 	for _, r := range v.ch.faults {
 		bad := v.badValues(r)
 		m := r.moment()
-		seq, j := v.firstActUnordered(r.after(), func(e *trace.Event) int { return v.noticed(e, r, bad) })
+		seq, j := v.firstActUnordered(v.unorderedFrom(r.after()), func(e *trace.Event) int { return v.noticed(e, r, bad) })
 		switch j {
 		case actPass:
 			res.Findings = append(res.Findings, v.find("agent acted on the "+r.problem+" answer to "+r.tool, m, seq))
@@ -332,4 +332,27 @@ func (v *view) firstActUnordered(after int, judge func(e *trace.Event) int) (int
 		judged = append(judged, e)
 	}
 	return seq, j
+}
+
+// unorderedFrom widens an anchor back over the acts recorded within
+// OrderWindow before it and unordered with it: they may as well have come
+// after it (the agent gave up, then spoke, and the backend noticed the
+// give-up later). It returns the seq after which acts count.
+func (v *view) unorderedFrom(after int) int {
+	anchor := v.ev(after)
+	if anchor == nil {
+		return after
+	}
+	from := after
+	for i := len(v.h.Events) - 1; i >= 0; i-- {
+		e := &v.h.Events[i]
+		if e.Seq >= after {
+			continue
+		}
+		if anchor.At-e.At > OrderWindow || !unordered(e, anchor) {
+			break
+		}
+		from = e.Seq - 1
+	}
+	return from
 }
