@@ -162,3 +162,42 @@ func readWrong(t *testing.T) map[string]int {
 	require.NoError(t, sc.Err())
 	return out
 }
+
+// TestFindConfirmation: the confirmation is the done-claim after the
+// commit, not the read-back before it, with each committed value found as
+// it was said.
+func TestFindConfirmation(t *testing.T) {
+	hs, err := harness.ReadRun("../../agents/payments/calibration/run/" + harness.RunFile)
+	require.NoError(t, err)
+	today, _ := time.Parse(time.DateOnly, perturb.DefaultCallDate)
+	var h *trace.History
+	for _, x := range hs {
+		if x.Call == "pay-01-plain-schedule--careful" {
+			h = x
+		}
+	}
+	require.NotNil(t, h)
+	c, ok := perturb.Find(h, today)
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(c.Text, "All set:"), c.Text)
+	spans := map[string]string{}
+	for _, s := range c.Values {
+		spans[s.Arg] = s.Span
+	}
+	require.Equal(t, map[string]string{
+		"amount": "two hundred and fifteen dollars", "date": "Tuesday the 8th", "reference": "Romeo four Mike nine",
+		"payee": "landlord", "from_account": "everyday",
+	}, spans)
+	vs := perturb.Generate(h.Call, c, today, nil)
+	var respell, perturbed int
+	for _, v := range vs {
+		require.NotEqual(t, c.Text, v.Text)
+		if v.Kind == perturb.Respell {
+			respell++
+		} else {
+			perturbed++
+		}
+	}
+	require.Greater(t, respell, 20)
+	require.Greater(t, perturbed, 50)
+}
