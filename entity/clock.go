@@ -26,9 +26,9 @@ type Clock struct {
 	Used       int
 }
 
-// halfOfDay reads "am", "pm", "a.m.", "a m", "in the morning", "in the
+// HalfOfDay reads "am", "pm", "a.m.", "a m", "in the morning", "in the
 // afternoon", "in the evening", "at night", "tonight", "this morning".
-func halfOfDay(ts []string, i int) (string, int) {
+func HalfOfDay(ts []string, i int) (string, int) {
 	switch word(ts, i) {
 	case "am", "a.m":
 		return "am", 1
@@ -123,7 +123,7 @@ func ClockAt(ts []string, i int, bare bool) Clock {
 		}
 	}
 	withHalf := func(h, m, to int, zero bool) Clock {
-		ap, n := halfOfDay(ts, to)
+		ap, n := HalfOfDay(ts, to)
 		v, alt := ClockOf(h, m, ap, zero)
 		if v == "" {
 			return Clock{}
@@ -216,7 +216,7 @@ func ClockAt(ts []string, i int, bare bool) Clock {
 	} else if mm := NumberAt(ts, to); mm.Used > 0 && !mm.Ordinal && !mm.Pair && mm.Int >= 10 && mm.Int <= 59 && !countNouns[word(ts, to+mm.Used)] && (n.Words == mm.Words) {
 		m, to, minutes = int(mm.Int), to+mm.Used, true
 	}
-	if ap, _ := halfOfDay(ts, to); ap != "" {
+	if ap, _ := HalfOfDay(ts, to); ap != "" {
 		return withHalf(h, m, to, false)
 	}
 	if w := word(ts, to); w == "o'clock" || w == "oclock" {

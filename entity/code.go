@@ -101,12 +101,6 @@ func SpokenCodeAt(ts []string, i int) (string, int) {
 		repeat = repeat || ts[k] == "double" || ts[k] == "triple"
 		k += n
 	}
-	// a trailing "oh" is an interjection, not a zero
-	for k > i+1 && (ts[k-1] == "oh" || ts[k-1] == "o") {
-		k--
-		b = b[:len(b)-1]
-		digits--
-	}
 	ok := letters == 0 && (digits >= 3 || repeat && digits >= 2) ||
 		letters > 0 && (digits >= 1 && letters+digits >= 2 || letters >= 3)
 	if !ok || k-i < 2 && !repeat {

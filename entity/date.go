@@ -20,6 +20,17 @@ var weekdayWords = map[string]time.Weekday{
 	"thu": time.Thursday, "thurs": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
+// dateStarts are the words other than numbers and months a date can
+// start with; a cheap test before reading one. Read-only.
+var dateStarts = func() map[string]bool {
+	m := map[string]bool{"today": true, "tonight": true, "tomorrow": true, "yesterday": true, "the": true,
+		"day": true, "next": true, "this": true, "coming": true, "on": true, "in": true, "a": true}
+	for w := range weekdayWords {
+		m[w] = true
+	}
+	return m
+}()
+
 // Month returns the month a word names ("dec" → 12), or 0.
 func Month(t string) int { return monthWords[t] }
 
@@ -151,7 +162,7 @@ func ISODate(y, m, d int) string {
 	if m < 1 || m > 12 || d < 1 || d > 31 || y < 1000 || y > 9999 {
 		return ""
 	}
-	if d > daysIn(y, m) {
+	if d > DaysIn(y, m) {
 		return ""
 	}
 	b := make([]byte, 0, 10)
@@ -160,7 +171,7 @@ func ISODate(y, m, d int) string {
 	return string(b)
 }
 
-func daysIn(y, m int) int {
+func DaysIn(y, m int) int {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
@@ -191,8 +202,8 @@ func ParseISO(t string) string {
 	return ISODate(y, m, d)
 }
 
-// yearOf reads a four-digit year 1900..2099 ("2026"), or 0.
-func yearOf(t string) int {
+// YearOf reads a four-digit year 1900..2099 ("2026"), or 0.
+func YearOf(t string) int {
 	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) {
 		if y, err := strconv.Atoi(t); err == nil {
 			return y
@@ -201,8 +212,8 @@ func yearOf(t string) int {
 	return 0
 }
 
-// dayAt reads a day of the month at ts[i] ("3", "3rd", "third", "twenty-first").
-func dayAt(ts []string, i int) (int, int) {
+// DayAt reads a day of the month at ts[i] ("3", "3rd", "third", "twenty-first").
+func DayAt(ts []string, i int) (int, int) {
 	n := NumberAt(ts, i)
 	if n.Used == 0 || n.Pair || n.Int < 1 || n.Int > 31 {
 		return 0, 0
@@ -244,7 +255,7 @@ func slashDate(t string) (DateSpec, bool) {
 // value should cut ts before it.
 func DateAt(ts []string, i int) (DateSpec, int) {
 	t := word(ts, i)
-	if t == "" {
+	if t == "" || !isDigitByte(t[0]) && !dateStarts[t] && !IsNumberWord(t) && Month(t) == 0 {
 		return DateSpec{}, 0
 	}
 	if d := ParseISO(t); d != "" {
@@ -259,11 +270,16 @@ func DateAt(ts []string, i int) (DateSpec, int) {
 		}
 		return DateSpec{}, 0
 	}
-	// a weekday before a month date belongs to it: "Wednesday, December 9"
-	if w, ok := Weekday(t); ok && (Month(word(ts, i+1)) > 0 || word(ts, i+1) == "the") {
-		if d, n := monthDate(ts, i+1); n > 0 {
+	// a weekday before a month date belongs to it: "Wednesday, December
+	// 9", "on Wednesday the 9th of December", "Wednesday 9 December"
+	k := i
+	if t == "on" || t == "this" || t == "next" || t == "coming" {
+		k++
+	}
+	if w, ok := Weekday(word(ts, k)); ok {
+		if d, n := monthDate(ts, k+1); n > 0 {
 			d.Weekday, d.HasWeekday = w, true
-			return d, n + 1
+			return d, k + 1 + n - i
 		}
 	}
 	if d, n := monthDate(ts, i); n > 0 {
@@ -350,7 +366,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 		if word(ts, k) == "the" {
 			k++
 		}
-		if day, n := dayAt(ts, k); n > 0 {
+		if day, n := DayAt(ts, k); n > 0 {
 			return withYear(ts, DateSpec{Month: m, Day: day}, k+n, i)
 		}
 		return DateSpec{}, 0
@@ -359,7 +375,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 	if t == "the" {
 		k++
 	}
-	day, n := dayAt(ts, k)
+	day, n := DayAt(ts, k)
 	if n == 0 {
 		return DateSpec{}, 0
 	}
@@ -374,7 +390,7 @@ func monthDate(ts []string, i int) (DateSpec, int) {
 }
 
 func withYear(ts []string, d DateSpec, k, i int) (DateSpec, int) {
-	if y := yearOf(word(ts, k)); y > 0 {
+	if y := YearOf(word(ts, k)); y > 0 {
 		d.Year = y
 		k++
 	}

@@ -350,6 +350,7 @@ func TestCodes(t *testing.T) {
 		{"double oh seven", "code:007"},
 		{"five five oh two", "code:5502"},
 		{"one oh one", "code:101"},
+		{"five five nine oh", "code:5590"},
 		{"oh four one two", "code:412"}, // a leading "oh" is an interjection
 		{"alpha bravo charlie", "code:ABC"},
 		{"X-ray five", "code:X5"},

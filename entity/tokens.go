@@ -9,7 +9,7 @@ import "strings"
 // "$1200").
 func Tokenize(s string) []string {
 	s = strings.ToLower(strings.ReplaceAll(s, "\u2019", "'"))
-	s = dropThousands(s)
+	s = DropThousands(s)
 	ts := strings.FieldsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("'-:.$#€£/", r))
 	})
@@ -45,9 +45,9 @@ func slashDigits(t string) bool {
 
 func isDigitByte(b byte) bool { return b >= '0' && b <= '9' }
 
-// dropThousands removes thousands separators ("$1,200" → "$1200"): a
+// DropThousands removes thousands separators ("$1,200" → "$1200"): a
 // comma between a digit and exactly three digits not followed by another.
-func dropThousands(s string) string {
+func DropThousands(s string) string {
 	if !strings.Contains(s, ",") {
 		return s
 	}
