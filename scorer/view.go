@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -264,6 +265,10 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v := &view{h: h, start: start, lex: newLexicon(start.Tools), byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
+	if day, ok := start.Today(); ok {
+		// Relative dates ("tomorrow") count from the call's own day.
+		v.lex.ref = entity.Ref{Date: day, Zone: day.Location()}
+	}
 	v.indexFields()
 	scale := start.TimeScale
 	if end != nil && end.TimeScale > 0 {
