@@ -55,6 +55,7 @@ const (
 	ParamToolsBaseURL = "toolsBaseUrl"
 	ParamToolsToken   = "toolsToken"
 	ParamToolsCatalog = "toolsCatalog"
+	ParamToolsMCPURL  = "toolsMcpUrl"
 )
 
 // DefaultAgentVoice is the reference agents' own voice in audio mode:
@@ -377,7 +378,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 		tc.stream = outer
 	}
 	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
-		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken]}}
+		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken], MCPURL: params[ParamToolsMCPURL]}}
 	if st.CallID == "" {
 		st.CallID = callSid
 	}
@@ -389,7 +390,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 	}
 	for k, v := range params {
 		switch k {
-		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog:
+		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamToolsMCPURL:
 			continue
 		}
 		if st.CustomParameters == nil {

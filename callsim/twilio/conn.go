@@ -299,6 +299,9 @@ func (c *Conn) start(s native.Start) error {
 	params[ParamToolsBaseURL] = s.Tools.BaseURL
 	params[ParamToolsToken] = s.Tools.Token
 	params[ParamToolsCatalog] = string(cat)
+	if s.Tools.MCPURL != "" {
+		params[ParamToolsMCPURL] = s.Tools.MCPURL
+	}
 	c.wmu.Lock()
 	c.sids.account = sid(AccountPrefix, s.CallID)
 	c.sids.call = sid(CallPrefix, s.CallID)

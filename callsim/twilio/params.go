@@ -9,4 +9,5 @@ const (
 	ParamToolsBaseURL = "toolsBaseUrl"    // POST {toolsBaseUrl}/{tool} with a JSON object of arguments
 	ParamToolsToken   = "toolsToken"      // Authorization: Bearer <toolsToken>
 	ParamToolsCatalog = "toolsCatalog"    // the tool catalogue as JSON ([]trace.ToolSpec)
+	ParamToolsMCPURL  = "toolsMcpUrl"     // the same tools as an MCP server (start.tools.mcpUrl); absent when there is none
 )

@@ -220,11 +220,17 @@ func TestCallGoesThroughTheLedger(t *testing.T) {
 	require.Equal(t, 5, *rows[0].BuiltFrom)
 	require.NotNil(t, rows[0].Committed)
 
+	// A null argument is absent (a strict-schema client writes one).
+	res, err = f.callTool(context.Background(), "update_order", map[string]any{"order_number": "5599", "quantity": nil, mcptools.ArgIdempotencyKey: "k2"})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(t, res))
+	require.Equal(t, map[string]string{"order_number": "5599"}, f.call.Ledger()[1].Args)
+
 	// A read, keyless: as over HTTP.
 	res, err = f.callTool(context.Background(), "get_order", map[string]any{"order_number": "5599"})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
-	require.Empty(t, f.call.Ledger()[1].IdempotencyKey)
+	require.Empty(t, f.call.Ledger()[2].IdempotencyKey)
 }
 
 func TestMetaCarriesKeyAndVersion(t *testing.T) {
