@@ -58,12 +58,17 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newFixture(t *testing.T, faults ...trace.Fault) *fixture {
 	t.Helper()
+	return newFixtureBudget(t, mockbackend.Budget{PerSecond: -1, PerCall: -1}, faults...)
+}
+
+func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.Fault) *fixture {
+	t.Helper()
 	s := mockbackend.New(mockbackend.Options{MCP: mcptools.Handler})
 	require.NoError(t, s.Start())
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	rec := trace.NewRecorder("c1", nil)
 	c, err := s.Open(mockbackend.CallConfig{ID: "c1", Tools: orderTools(), Records: orderRecords(), Faults: faults,
-		Seed: 1, TimeScale: 1, Recorder: rec, Budget: mockbackend.Budget{PerSecond: -1, PerCall: -1}})
+		Seed: 1, TimeScale: 1, Recorder: rec, Budget: budget})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return &fixture{t: t, call: c, rec: rec, cs: connect(t, c.MCPURL(), c.Token())}
@@ -511,4 +516,56 @@ func TestClosedStreamLeavesTheCallRunning(t *testing.T) {
 	require.NoError(t, f.call.Release("h"))
 	f.waitKind(trace.KindToolCommitted, 1)
 	require.Empty(t, f.events(trace.KindToolCancelled))
+}
+
+// The documented limits: arguments are bounded like an HTTP body (413,
+// recorded as rejected), a request to the endpoint by MaxMessageBytes.
+func TestArgumentsAreBoundedLikeABody(t *testing.T) {
+	f := newFixture(t)
+	big := strings.Repeat("x", mockbackend.MaxBodyBytes)
+	res, err := f.callTool(context.Background(), "get_order", map[string]any{"order_number": big})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Equal(t, 413.0, res.Meta["httpStatus"])
+	require.Len(t, f.events(trace.KindToolRejected), 1)
+
+	body := `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", mcptools.MaxMessageBytes) + `"}}`
+	req, err := http.NewRequest(http.MethodPost, f.call.MCPURL(), strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.call.Token())
+	req.Header.Set("Mcp-Session-Id", f.cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", f.cs.InitializeResult().ProtocolVersion)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+}
+
+// Only tools/call counts in the budget; past it the model sees a 429.
+func TestBudgetCountsToolCalls(t *testing.T) {
+	f := newFixtureBudget(t, mockbackend.Budget{PerSecond: -1, PerCall: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	for range 3 {
+		_, err := f.cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+	}
+	res, err := f.callTool(ctx, "get_order", map[string]any{"order_number": "5590"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	res, err = f.callTool(ctx, "get_order", map[string]any{"order_number": "5590"})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Equal(t, 429.0, res.Meta["httpStatus"])
+	require.Len(t, f.call.Ledger(), 1)
+}
+
+// A tool outside the catalogue is the MCP layer's error, not recorded.
+func TestUnknownToolIsAProtocolError(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.callTool(context.Background(), "delete_everything", nil)
+	require.Error(t, err)
+	require.Empty(t, f.call.Ledger())
 }
