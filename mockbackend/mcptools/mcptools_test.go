@@ -40,6 +40,7 @@ func orderRecords() []trace.Record {
 // of the SDK's own client over real HTTP on loopback.
 type fixture struct {
 	t    *testing.T
+	h    http.Handler // the call's MCP endpoint
 	call *mockbackend.Call
 	rec  *trace.Recorder
 	cs   *mcp.ClientSession
@@ -63,7 +64,11 @@ func newFixture(t *testing.T, faults ...trace.Fault) *fixture {
 
 func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.Fault) *fixture {
 	t.Helper()
-	s := mockbackend.New(mockbackend.Options{MCP: mcptools.Handler})
+	var h http.Handler
+	s := mockbackend.New(mockbackend.Options{MCP: func(c *mockbackend.Call) http.Handler {
+		h = mcptools.Handler(c)
+		return h
+	}})
 	require.NoError(t, s.Start())
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	rec := trace.NewRecorder("c1", nil)
@@ -71,7 +76,7 @@ func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.F
 		Seed: 1, TimeScale: 1, Recorder: rec, Budget: budget})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
-	return &fixture{t: t, call: c, rec: rec, cs: connect(t, c.MCPURL(), c.Token())}
+	return &fixture{t: t, h: h, call: c, rec: rec, cs: connect(t, c.MCPURL(), c.Token())}
 }
 
 func connect(t *testing.T, url, tok string) *mcp.ClientSession {
@@ -512,6 +517,10 @@ func TestClosedStreamLeavesTheCallRunning(t *testing.T) {
 	case <-done:
 	case <-time.After(guard):
 		t.Fatal("the request did not end")
+	}
+	// Release only once the endpoint has let go of the closed stream.
+	for stop := time.Now().Add(guard); mcptools.OpenStreams(f.h) > 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(stop), "the endpoint never saw the stream close")
 	}
 	require.NoError(t, f.call.Release("h"))
 	f.waitKind(trace.KindToolCommitted, 1)
