@@ -59,8 +59,11 @@ type engine struct {
 
 	started bool
 	callID  string
-	tools   *toolClient
-	catalog []trace.ToolSpec
+	// The call's calendar from start ("" when the caller sent none): what
+	// the caller's "today" is. Kept for relative dates; unused so far.
+	callDate, timeZone string
+	tools              *toolClient
+	catalog            []trace.ToolSpec
 
 	// Versioned slot state: version rises on every change.
 	version int
@@ -196,6 +199,7 @@ func (e *engine) start(st *native.Start) {
 	e.cfg.RetryBackoff = sc(e.base.RetryBackoff)
 	e.cfg.PollEvery = sc(e.base.PollEvery)
 	e.callID = st.CallID
+	e.callDate, e.timeZone = st.CallDate, st.TimeZone
 	e.catalog = append([]trace.ToolSpec(nil), st.Tools.Catalog...)
 	if len(e.catalog) == 0 {
 		e.catalog = defaultCatalog()

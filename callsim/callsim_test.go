@@ -27,6 +27,7 @@ func TestCallCarriesEveryMessageBothWays(t *testing.T) {
 			c.TimeScale = 0.1
 			c.Backend = be
 			c.CustomParameters = map[string]string{"lang": "en"}
+			c.CallDate, c.TimeZone = "2026-12-07", "America/New_York"
 		},
 		script: trace.Script{StepTimeout: 5 * time.Second, Quiet: 500 * time.Millisecond, Steps: []trace.Step{
 			first,
@@ -67,6 +68,8 @@ func TestCallCarriesEveryMessageBothWays(t *testing.T) {
 	assert.Equal(t, "ship_order", start.Tools.Catalog[0].Name)
 	assert.Equal(t, 0.1, start.TimeScale)
 	assert.Equal(t, "en", start.CustomParameters["lang"])
+	assert.Equal(t, "2026-12-07", start.CallDate)
+	assert.Equal(t, "America/New_York", start.TimeZone)
 
 	// Caller frames: order, phases and increasing sequence numbers.
 	var shape []string

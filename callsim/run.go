@@ -297,6 +297,7 @@ func (r *run) play() *ending {
 	}
 	err := r.send(native.Message{Event: native.EventStart, Start: &native.Start{
 		CallID: id, Tools: r.c.Tools, TimeScale: offered, CustomParameters: r.c.CustomParameters,
+		CallDate: r.c.CallDate, TimeZone: r.c.TimeZone,
 	}})
 	if err != nil {
 		return r.cause(err)

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,19 +71,35 @@ func (v *view) confirmation() AxisResult {
 		} else {
 			res.Findings = append(res.Findings, v.find("agent said it could not confirm the outcome, and its last answer was indeed indeterminate", u.start))
 		}
+	} else if !v.final.in.Execute && c == claimDone && v.undoSent() && reportsUndo(u) {
+		// "I've cancelled that booking": the compensation reported, judged
+		// as a restored claim (docs/SCORING.md, "Undoing a create").
+		if !unchanged {
+			fail(v.find("agent said it undid the change but the backend still holds it", u.start, v.snapSeq))
+		} else {
+			v.checkNamed(u, u.f.named, append(slices.Clone(v.start.Records), v.undone...), valueFail)
+		}
 	} else if !v.final.in.Execute && c == claimDone && unchanged {
 		fail(v.find("caller withdrew the action and nothing changed, but the agent's confirmation says it was done", u.start, v.finalSeq))
 	} else if !v.final.in.Execute && c == claimDone {
 		// The write landed before it could be stopped and the agent says
 		// so: true if it names what the backend holds (axis 5 judges that
 		// it was left in place).
-		v.checkNamed(u, u.f.claimed, v.snap.Records, valueFail)
+		v.checkNamed(u, u.f.claimed, v.net, valueFail)
 	} else if (c == claimNotDone || c == claimRestored) && !unchanged {
 		fail(v.find("agent said nothing was changed (or that it put things back) but the backend changed", u.start, v.snapSeq))
 	} else if c == claimRestored {
-		v.checkNamed(u, u.f.named, v.start.Records, valueFail)
+		v.checkNamed(u, u.f.named, append(slices.Clone(v.start.Records), v.undone...), valueFail)
 	} else if c == claimDone {
 		v.checkDone(u, fail, valueFail)
+	}
+	if res.Verdict == Pass && c == claimDone && len(u.f.claimed.unplaced) > 0 && len(v.heldValues(v.snap.Records)[classDate]) > 0 {
+		// "I've moved it to tomorrow" with no call date on record: the
+		// date it names cannot be placed (docs/SCORING.md, "Every value
+		// accounted for").
+		res.Verdict = Unknown
+		res.Findings = append(res.Findings, v.find(InsufficientEvidence+": confirmation names "+quote(u.f.claimed.unplaced[0])+", a relative date, and the history has no call date to resolve it", u.start, v.snapSeq))
+		return res
 	}
 	if res.Verdict == Pass && len(doubts) > 0 {
 		res.Verdict = Unknown
@@ -167,11 +184,10 @@ func (v *view) confirmingUtterance() *utterance {
 // the claim must start after the write it reports committed.
 func (v *view) checkDone(u *utterance, fail, valueFail func(Finding)) {
 	held := v.held
-	v.checkNamed(u, u.f.claimed, held, valueFail)
+	v.checkNamed(u, u.f.claimed, v.withDeleted(held), valueFail)
 	missing := false
 	for _, k := range v.targets() {
-		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])
-		if g == nil || !v.fieldsHeld(w, g) {
+		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(held, k[0], k[1])) {
 			missing = true
 			fail(v.find("agent confirmed a change that is not in the backend ("+k[0]+"/"+k[1]+")", u.start, v.snapSeq))
 		}
@@ -216,7 +232,11 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 	// is wrong only when that field's held value is not named too.
 	for _, f := range v.textFields() {
 		heldF := v.heldText(rs, f)
-		for _, cand := range v.textCandidates(f) {
+		cands := v.textCandidates(f)
+		for _, x := range v.rivals(f, heldF) {
+			cands = appendUniq(cands, x)
+		}
+		for _, cand := range cands {
 			if contains(heldF, cand) {
 				continue
 			}
@@ -344,6 +364,73 @@ func (v *view) textCandidates(field string) []string {
 	return out
 }
 
+// rivals are the values no one proposed that a text field could have held
+// instead of held (docs/SCORING.md, "Every value accounted for"): the same
+// field in any record, every value of a column (table and field, or
+// table key) that holds one of held ("Joint Savings" is an account's
+// nickname, so every account nickname competes with it), and the
+// catalogue's enum for the field.
+func (v *view) rivals(field string, held []string) []string {
+	if len(held) == 0 {
+		return nil
+	}
+	heldW := make(map[string]bool, len(held))
+	for _, h := range held {
+		heldW[textForm(h)] = true
+	}
+	type column struct{ table, field string } // field "" is the key
+	var cols []column
+	sets := [][]trace.Record{v.start.Records}
+	if v.snap != nil {
+		sets = append(sets, v.snap.Records)
+	}
+	for _, rs := range sets {
+		for _, r := range rs {
+			if heldW[textForm(r.Key)] && !slices.Contains(cols, column{r.Table, ""}) {
+				cols = append(cols, column{r.Table, ""})
+			}
+			for k, x := range r.Fields {
+				if c := (column{r.Table, k}); heldW[textForm(x)] && !slices.Contains(cols, c) {
+					cols = append(cols, c)
+				}
+			}
+		}
+	}
+	var out []string
+	add := func(x string) {
+		if n := v.norm(typeString, x); classOf(typeString, n) == classText && !heldW[textForm(n)] {
+			out = appendUniq(out, n)
+		}
+	}
+	for _, rs := range sets {
+		for _, r := range rs {
+			if x, ok := r.Fields[field]; ok {
+				add(x)
+			}
+			for _, c := range cols {
+				if c.table != r.Table {
+					continue
+				}
+				if c.field == "" {
+					add(r.Key)
+				} else if x, ok := r.Fields[c.field]; ok {
+					add(x)
+				}
+			}
+		}
+	}
+	for _, t := range v.start.Tools {
+		for _, a := range t.Args {
+			if a.Name == field {
+				for _, e := range a.Enum {
+					add(e)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // textFields lists the argument names that carry free text somewhere in
 // the call, in name order.
 func (v *view) textFields() []string {
@@ -364,6 +451,15 @@ func (v *view) textFields() []string {
 		}
 	}
 	return trace.SortedKeys(seen)
+}
+
+// heldAsWanted: the record the intent targets is held with its intended
+// fields, or, deleted by the intent (want nil), is gone.
+func (v *view) heldAsWanted(want, got *trace.Record) bool {
+	if want == nil {
+		return got == nil
+	}
+	return got != nil && v.fieldsHeld(want, got)
 }
 
 // fieldsHeld reports whether got has every field of want with its value

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -293,7 +294,7 @@ func TestMut2DropThousands(t *testing.T) {
 		{"1,", "1,"},
 		{"no commas", "no commas"},
 	} {
-		if got := dropThousands(c.in); got != c.want {
+		if got := entity.DropThousands(c.in); got != c.want {
 			t.Errorf("dropThousands(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

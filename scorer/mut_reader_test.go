@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -60,7 +61,7 @@ func TestMutDaysInAndISO(t *testing.T) {
 		{2024, 2, 29}, {2023, 2, 28}, {1900, 2, 28}, {2000, 2, 29}, {2100, 2, 28},
 		{2026, 4, 30}, {2026, 12, 31}, {2025, 2, 28}, {2028, 2, 29},
 	} {
-		if got := daysIn(c.y, c.m); got != c.want {
+		if got := entity.DaysIn(c.y, c.m); got != c.want {
 			t.Errorf("daysIn(%d, %d) = %d, want %d", c.y, c.m, got, c.want)
 		}
 	}
@@ -287,7 +288,7 @@ func TestMutAmPmAt(t *testing.T) {
 		{[]string{"7"}, 1, "", 0},
 	}
 	for _, c := range cases {
-		got, n := ampmAt(c.ts, c.i)
+		got, n := entity.HalfOfDay(c.ts, c.i)
 		if got != c.want || n != c.n {
 			t.Errorf("ampmAt(%q, %d) = %q, %d, want %q, %d", c.ts, c.i, got, n, c.want, c.n)
 		}

@@ -2,8 +2,10 @@ package scorer
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -39,6 +41,13 @@ type facts struct {
 	// (trace.RecognizedText), so a value in them that differs from the
 	// record is no proof of a mismatch.
 	recognized bool
+	// cancelClaim is the utterance's claim when the caller asked for a
+	// cancel (view.readCancels): a plain "that's cancelled" is then done
+	// and "it isn't cancelled" not done. cancelVals and cancelText are the
+	// values and text of its done clauses.
+	cancelClaim claim
+	cancelVals  valueSet
+	cancelText  string
 }
 
 // values lists the values of a class the utterance names as current.
@@ -74,6 +83,7 @@ type lexicon struct {
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
+	ref      entity.Ref      // the call's date (callRef): relative dates resolve against it
 }
 
 // verbFamily is one effect's verbs with their forms, computed once.
@@ -263,7 +273,7 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		}
 		if t.Effect == trace.EffectCreate {
 			lx.fams[1] = true
-		} else if t.Effect == trace.Effect("delete") {
+		} else if t.Effect == trace.EffectDelete || t.Effect == trace.EffectCancel {
 			lx.fams[2], lx.cancel = true, true
 		} else {
 			lx.fams[0] = true
@@ -290,6 +300,18 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 	return lx
 }
 
+// callRef is the call's date (YYYY-MM-DD, already the call's local
+// calendar day) as the reference for relative dates ("tomorrow"). A
+// history without one, or with one that does not parse, gives the zero
+// Ref: relative dates are then not read.
+func callRef(date string) entity.Ref {
+	d, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return entity.Ref{}
+	}
+	return entity.Ref{Date: d}
+}
+
 // keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").
 func keyWordsOf(arg string) string {
 	if ws := nameWords(arg); len(ws) > 0 {
@@ -313,7 +335,8 @@ func (lx *lexicon) read(s string) facts {
 	}
 	var f facts
 	var claims []claim
-	var ctexts, all []string
+	var ctexts, all, cancelTexts []string
+	var cancelClaims []claim
 	for _, cl := range clauses(s) {
 		all = append(all, textFormOf(cl.ts))
 		vs := lx.scanTokens(cl.ts)
@@ -325,6 +348,14 @@ func (lx *lexicon) read(s string) facts {
 		}
 		if c == claimNone && lx.plans(cl.ts) {
 			f.plan = true
+		}
+		if c != claimNone {
+			alt := cancelReading(c, cl.ts)
+			cancelClaims = append(cancelClaims, alt)
+			if alt == claimDone {
+				merge(&f.cancelVals, vs)
+				cancelTexts = append(cancelTexts, textFormOf(cl.ts))
+			}
 		}
 		if c == claimDone {
 			if hasWord(cl.ts, []string{"already", "had"}) {
@@ -347,6 +378,8 @@ func (lx *lexicon) read(s string) facts {
 	f.text = strings.Join(all, " ")
 	f.ctext = strings.Join(ctexts, " ")
 	f.claim = combine(claims)
+	f.cancelClaim = combine(cancelClaims)
+	f.cancelText = strings.Join(cancelTexts, " ")
 	if f.claim == claimUndecided && f.why == "" {
 		f.why = "the utterance makes conflicting claims"
 	}
@@ -355,12 +388,15 @@ func (lx *lexicon) read(s string) facts {
 
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
-	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, out: &out}
+	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, ref: lx.ref, out: &out}
 	sc.scan()
 	return out
 }
 
 func merge(dst *valueSet, src valueSet) {
+	for _, x := range src.unplaced {
+		dst.unplaced = appendUniq(dst.unplaced, x)
+	}
 	for c, xs := range src.cur {
 		for _, x := range xs {
 			dst.add(c, x, false)

@@ -3,6 +3,8 @@ package scorer
 import (
 	"strconv"
 	"strings"
+
+	"github.com/callproof/callproof/entity"
 )
 
 // valueSet is the values an utterance names, by class, in heard form:
@@ -10,6 +12,9 @@ import (
 // values ("from Tuesday", "instead of 7 pm").
 type valueSet struct {
 	cur, prior map[valueClass][]string
+	// unplaced are values named that cannot be compared with any record:
+	// relative dates ("tomorrow") in a history without the call's date.
+	unplaced []string
 }
 
 func (s *valueSet) add(c valueClass, x string, prior bool) {
@@ -32,6 +37,7 @@ type scanner struct {
 	used     []bool
 	bareTime bool            // "at 8" is a time (the catalogue has a time argument)
 	keyWords map[string]bool // words that introduce a record key ("booking 512")
+	ref      entity.Ref      // the call's date: relative dates resolve against it
 	out      *valueSet
 }
 
@@ -44,10 +50,14 @@ func scanValues(s string, bareTime bool) valueSet {
 	return out
 }
 
+// scan reads the classes in turn, each token used once. Times go before
+// dates so that "8 tonight" is a time, not today; spoken codes before
+// counts so that "four one two eight" is one code.
 func (sc *scanner) scan() {
-	sc.dates()
 	sc.times()
+	sc.dates()
 	sc.amounts()
+	sc.spokenCodes()
 	sc.counts()
 	sc.ids()
 }
@@ -95,247 +105,138 @@ func (sc *scanner) mark(from, to int) {
 
 func (sc *scanner) free(i int) bool { return i >= 0 && i < len(sc.ts) && !sc.used[i] }
 
-// dates: ISO dates and month-name dates ("December 9", "9 Dec", "the 9th of
-// December", "Wednesday, December 9 2027"), then weekdays named alone.
+// each calls read at every free token with ts cut at the next used one,
+// so a value is never read across another; read returns how many tokens
+// it used (and marked), 0 for none.
+func (sc *scanner) each(read func(ts []string, i int) int) {
+	end := -1
+	for i := 0; i < len(sc.ts); i++ {
+		if sc.used[i] {
+			continue
+		}
+		if end <= i {
+			end = i
+			for end < len(sc.ts) && !sc.used[end] {
+				end++
+			}
+		}
+		if n := read(sc.ts[:end], i); n > 0 {
+			i += n - 1
+			end = -1
+		}
+	}
+}
+
+// head skips the words a date starts with that are not the date itself
+// ("on", "the", "next"), so a prior marker is looked for before the value.
+func (sc *scanner) head(from, to int) int {
+	for from+1 < to {
+		switch sc.ts[from] {
+		case "on", "the", "this", "next", "coming":
+			from++
+			continue
+		}
+		break
+	}
+	return from
+}
+
+// dates (entity.DateAt): ISO, "12/08", month-name dates ("December 9", "9
+// Dec", "the 9th of December", "Wednesday, December 9 2027") completed
+// with the call's year (defaultYear without a call date), weekdays named
+// alone ("wd:N"), the day of the month alone ("dom:N"), and relative days
+// ("tomorrow", "in three days") when the call's date is known.
 func (sc *scanner) dates() {
-	ts := sc.ts
-	for i, t := range ts {
-		if d := parseISO(t); d != "" && sc.free(i) {
-			sc.out.add(classDate, d, sc.prior(i))
-			sc.used[i] = true
+	sc.each(func(ts []string, i int) int {
+		d, n := entity.DateAt(ts, i)
+		if n == 0 {
+			return 0
 		}
-	}
-	for i, t := range ts {
-		m, ok := months[t]
-		if !ok || !sc.free(i) {
-			continue
+		prior := sc.prior(sc.head(i, i+n))
+		if h := sc.heardDate(d); h != "" {
+			sc.out.add(classDate, h, prior)
+		} else if !prior {
+			sc.out.unplaced = appendUniq(sc.out.unplaced, strings.Join(ts[i:i+n], " "))
 		}
-		day, from, to := 0, i, i+1
-		if sc.free(i + 1) {
-			if n, used := dayAt(ts, i+1); n > 0 {
-				day, to = n, i+1+used
-			}
-		}
-		if day == 0 && sc.free(i-1) {
-			if n, _ := dayAt(ts, i-1); n > 0 {
-				day, from = n, i-1
-			}
-		}
-		if day == 0 && i >= 2 && ts[i-1] == "of" && sc.free(i-2) {
-			if n, _ := dayAt(ts, i-2); n > 0 {
-				day, from = n, i-2
-			}
-		}
-		if day == 0 {
-			continue
-		}
-		y := defaultYear
-		if to < len(ts) && year(ts[to]) > 0 {
-			y = year(ts[to])
-			to++
-		}
-		d := isoDate(y, m, day)
-		if d == "" {
-			continue
-		}
-		// A weekday just before the date is always free here: only ISO
-		// dates and the tokens of earlier dates (which cannot reach past
-		// this date's own free tokens) are marked so far.
-		if from >= 1 {
-			if _, ok := weekdays[ts[from-1]]; ok {
-				from-- // "Wednesday, December 9": the weekday belongs to the date
-			} else if from >= 2 && ts[from-1] == "the" {
-				if _, ok := weekdays[ts[from-2]]; ok {
-					from -= 2
-				}
-			}
-		}
-		sc.out.add(classDate, d, sc.prior(from))
-		sc.mark(from, to)
-	}
-	for i, t := range ts {
-		if w, ok := weekdays[t]; ok && sc.free(i) && (len(t) > 3 || t == "wed" || t == "fri") {
-			sc.out.add(classDate, "wd:"+strconv.Itoa(int(w)), sc.prior(i))
-			sc.used[i] = true
-		}
-	}
+		sc.mark(i, i+n)
+		return n
+	})
 }
 
-func ampmAt(ts []string, i int) (string, int) {
-	if i >= len(ts) {
-		return "", 0
-	}
-	switch ts[i] {
-	case "am", "a.m":
-		return "am", 1
-	case "pm", "p.m":
-		return "pm", 1
-	case "a", "p":
-		if i+1 < len(ts) && ts[i+1] == "m" {
-			return ts[i] + "m", 2
-		}
-	case "in":
-		if i+2 < len(ts) && ts[i+1] == "the" {
-			switch ts[i+2] {
-			case "morning":
-				return "am", 3
-			case "afternoon", "evening":
-				return "pm", 3
-			}
-		}
-	case "tonight":
-		return "pm", 1
-	}
-	return "", 0
-}
-
-// times: "7:30 pm", "7pm", "19:30", "seven thirty", "7 o'clock", "half past
-// seven", "quarter to eight", "noon", "midnight", and "at 8" when bareTime.
-func (sc *scanner) times() {
-	ts := sc.ts
-	for i := range ts {
-		if !sc.free(i) {
-			continue
-		}
-		t := ts[i]
-		h, m, to := -1, 0, i+1
-		if t == "noon" || t == "midday" {
-			sc.out.add(classTime, "12:00", sc.prior(i))
-			sc.used[i] = true
-			continue
-		} else if t == "midnight" {
-			sc.out.add(classTime, "00:00", sc.prior(i))
-			sc.used[i] = true
-			continue
-		} else if (t == "half" || t == "quarter") && i+2 < len(ts) && (ts[i+1] == "past" || ts[i+1] == "to") {
-			n, used := numberAt(ts, i+2)
-			if n < 1 || n > 12 {
-				continue
-			}
-			h, m, to = n, 30, i+2+used
-			if t == "quarter" {
-				m = 15
-				if ts[i+1] == "to" {
-					h, m = (n+10)%12+1, 45
-				}
-			}
-		} else if strings.Contains(t, ":") {
-			hh, mm, _ := strings.Cut(t, ":")
-			ap := ""
-			for _, suf := range []string{"am", "pm"} {
-				if x, ok := strings.CutSuffix(mm, suf); ok {
-					mm, ap = x, suf
-				}
-			}
-			a, e1 := strconv.Atoi(hh)
-			b, e2 := strconv.Atoi(mm)
-			if e1 != nil || e2 != nil || len(mm) != 2 {
-				continue
-			}
-			if ap == "" {
-				ap, _ = ampmAt(ts, i+1)
-				_, n := ampmAt(ts, i+1)
-				to += n
-			}
-			if x := clockTime(a, b, ap); x != "" {
-				sc.out.add(classTime, x, sc.prior(i))
-				sc.mark(i, to)
-			}
-			continue
-		} else if strings.HasSuffix(t, "am") || strings.HasSuffix(t, "pm") {
-			if n, err := strconv.Atoi(t[:len(t)-2]); err == nil {
-				if x := clockTime(n, 0, t[len(t)-2:]); x != "" {
-					sc.out.add(classTime, x, sc.prior(i))
-					sc.used[i] = true
-				}
-			}
-			continue
-		} else {
-			n, used := numberAt(ts, i)
-			if n < 1 || n > 12 || used == 0 || len(digits(t)) > 2 {
-				continue
-			}
-			h, to = n, i+used
-			minutes := false
-			if sc.free(to) {
-				if w := nextWord(ts, to); w == "oh" || w == "o" {
-					if mm, u := numberAt(ts, to+1); mm >= 1 && mm <= 9 {
-						m, to, minutes = mm, to+1+u, true
-					}
-				} else if mm, u := numberAt(ts, to); mm >= 10 && mm <= 59 && u > 0 && !countNouns[nextWord(ts, to+u)] {
-					m, to, minutes = mm, to+u, true
-				}
-			}
-			ap, _ := ampmAt(ts, to)
-			oclock := nextWord(ts, to) == "o'clock" || nextWord(ts, to) == "oclock"
-			prev := ""
-			if i >= 1 {
-				prev = ts[i-1]
-			}
-			at := prev == "at" && !countNouns[nextWord(ts, to)]
-			lead := at || prev == "for" || prev == "to" || prev == "by" || prev == "until"
-			if ap == "" && !oclock && !(at && sc.bareTime) && !(lead && minutes) {
-				m = 0
-				continue
-			}
-			if oclock {
-				to++
-			}
-		}
-		ap, n2 := ampmAt(ts, to)
-		if x := clockTime(h, m, ap); x != "" {
-			sc.out.add(classTime, x, sc.prior(i))
-			sc.mark(i, to+n2)
-		}
-	}
-}
-
-func nextWord(ts []string, i int) string {
-	if i < len(ts) {
-		return ts[i]
+// heardDate is a date said, in heard form: an ISO date, "wd:N" for a
+// weekday alone (also "next Tuesday": which week is not certain), "dom:N"
+// for a day of the month alone, or "" for a relative date with no call
+// date to resolve it against.
+func (sc *scanner) heardDate(d entity.DateSpec) string {
+	switch {
+	case d.Month > 0:
+		v, _ := d.Resolve(sc.ref, defaultYear)
+		return v
+	case d.Relative:
+		v, _ := d.Resolve(sc.ref, 0)
+		return v
+	case d.HasWeekday:
+		return "wd:" + strconv.Itoa(int(d.Weekday))
+	case d.Day > 0:
+		return "dom:" + strconv.Itoa(d.Day)
 	}
 	return ""
 }
 
-var currencyWords = map[string]bool{"dollars": true, "dollar": true, "usd": true, "bucks": true,
-	"euros": true, "euro": true, "eur": true, "pounds": true, "pound": true, "gbp": true}
+// times (entity.ClockAt): "7:30 pm", "7pm", "9 am", "09:00", "19:30",
+// "seven thirty" after at/for/to/by/until/from, "half past eight in the
+// evening", "quarter to eight", "noon", "midnight", "7 o'clock", and "at 8"
+// when the catalogue has a time argument.
+func (sc *scanner) times() {
+	sc.each(func(ts []string, i int) int {
+		c := entity.ClockAt(ts, i, sc.bareTime)
+		if c.Used > 0 {
+			sc.out.add(classTime, heardClock(c.Value, c.Alt), sc.prior(i))
+			sc.mark(i, i+c.Used)
+		}
+		return c.Used
+	})
+}
 
-// amounts: "$45.50", "45.50", "45 dollars and 50 cents", "forty-five dollars".
+// amounts: "$45.50", "45.50", "45 dollars and 50 cents", "forty-five
+// dollars", "two hundred and fifteen dollars", "forty cents" (entity.MoneyAt);
+// "two fifty dollars" names 250 or 2.5 ("250|2.5").
 func (sc *scanner) amounts() {
-	ts := sc.ts
-	for i, t := range ts {
-		if !sc.free(i) {
-			continue
-		}
-		if strings.ContainsAny(t[:1], "$€£") {
+	sc.each(func(ts []string, i int) int {
+		if t := ts[i]; strings.Contains(t, ".") && hasDigit(t) && !strings.HasPrefix(t, "$") {
 			if a := amount(t); a != "" {
 				sc.out.add(classAmount, a, sc.prior(i))
 				sc.used[i] = true
+				return 1
 			}
-			continue
+			return 0
 		}
-		if strings.Contains(t, ".") && hasDigit(t) {
-			if a := amount(t); a != "" {
-				sc.out.add(classAmount, a, sc.prior(i))
-				sc.used[i] = true
-			}
-			continue
+		m := entity.MoneyAt(ts, i)
+		if m.Used == 0 {
+			return 0
 		}
-		n, used := numberAt(ts, i)
-		if n < 0 || used == 0 || !currencyWords[nextWord(ts, i+used)] {
-			continue
+		v := m.Value
+		if m.Alt != "" {
+			v += "|" + m.Alt
 		}
-		to := i + used + 1
-		val := strconv.Itoa(n)
-		if nextWord(ts, to) == "and" && to+1 < len(ts) {
-			if c, u := numberAt(ts, to+1); c >= 0 && c < 100 && (nextWord(ts, to+1+u) == "cents" || nextWord(ts, to+1+u) == "cent") {
-				val = amount(strconv.Itoa(n) + "." + twoDigits(c))
-				to += 2 + u
-			}
+		sc.out.add(classAmount, v, sc.prior(i))
+		sc.mark(i, i+m.Used)
+		return m.Used
+	})
+}
+
+// spokenCodes: a code said one character at a time ("four one two
+// eight", "R four M nine", "Romeo four Mike nine", "double four seven
+// one"), read as the written code ("4128", "r4m9").
+func (sc *scanner) spokenCodes() {
+	sc.each(func(ts []string, i int) int {
+		c, n := entity.SpokenCodeAt(ts, i)
+		if n > 0 {
+			sc.out.add(classID, idForm(c), sc.prior(i))
+			sc.mark(i, i+n)
 		}
-		sc.out.add(classAmount, val, sc.prior(i))
-		sc.mark(i, to)
-	}
+		return n
+	})
 }
 
 var countLeads = map[string]bool{"quantity": true, "qty": true, "size": true, "count": true}
@@ -361,15 +262,15 @@ func (sc *scanner) counts() {
 		if n < 0 || used == 0 || len(digits(ts[i])) > 3 {
 			continue
 		}
-		if _, ord := ordinals[ts[i]]; ord {
-			continue
+		if entity.NumberAt(ts, i).Ordinal && digits(ts[i]) == "" {
+			continue // "for third": an ordinal in words counts nothing
 		}
 		next := nextWord(ts, i+used)
 		prev := ""
 		if i > 0 {
 			prev = ts[i-1]
 		}
-		if countNouns[next] || prev == "for" || prev == "of" {
+		if entity.IsCountNoun(next) || prev == "for" || prev == "of" {
 			sc.out.add(classCount, strconv.Itoa(n), sc.prior(i))
 			sc.mark(i, i+used)
 		}
@@ -429,4 +330,11 @@ func (sc *scanner) ids() {
 		sc.out.add(classID, id, sc.prior(i))
 		sc.used[i] = true
 	}
+}
+
+func nextWord(ts []string, i int) string {
+	if i < len(ts) {
+		return ts[i]
+	}
+	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/callproof/callproof/entity"
 )
 
 // valueClass says how an argument's value is heard in speech, and so in
@@ -39,206 +41,38 @@ const (
 // defaultYear completes dates spoken without a year (docs/ARCHITECTURE.md).
 const defaultYear = 2026
 
-var months = map[string]int{
-	"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-	"may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-	"september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-	"december": 12, "dec": 12,
-}
-
-var weekdays = map[string]time.Weekday{
-	"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday, "wednesday": time.Wednesday,
-	"thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday,
-	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "tues": time.Tuesday, "wed": time.Wednesday,
-	"thu": time.Thursday, "thurs": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
-}
-
-var units = map[string]int{
-	"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-	"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-	"fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-	"nineteen": 19,
-}
-
-var tens = map[string]int{"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-	"seventy": 70, "eighty": 80, "ninety": 90}
-
-var ordinals = map[string]int{
-	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-	"eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
-	"fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
-	"nineteenth": 19, "twentieth": 20, "thirtieth": 30,
-}
-
-// countNouns follow a number that counts something ("four people").
-var countNouns = map[string]bool{
-	"people": true, "persons": true, "person": true, "guests": true, "guest": true, "adults": true,
-	"children": true, "kids": true, "diners": true, "units": true, "unit": true, "items": true,
-	"item": true, "pieces": true, "piece": true, "pcs": true, "copies": true, "nights": true,
-	"night": true, "seats": true, "seat": true, "tickets": true, "ticket": true, "rooms": true,
-	"room": true, "bags": true, "boxes": true, "of": false,
-}
-
 // priorMarkers before a value mark it as the old one, not a claim ("from
 // Tuesday to Wednesday", "instead of 7 pm", "no longer four").
 var priorMarkers = map[string]bool{"from": true, "instead": true, "than": true, "longer": true,
 	"originally": true, "previously": true, "was": true, "were": true, "not": true, "old": true}
 
-// tokens lower-cases s and splits it into words, keeping apostrophes,
-// hyphens, colons, dots and dollar signs inside words so "won't",
-// "2026-12-03", "7:30" and "$45.50" survive.
-func tokens(s string) []string {
-	s = strings.ToLower(strings.ReplaceAll(s, "\u2019", "'"))
-	s = dropThousands(s)
-	ts := strings.FieldsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("'-:.$#€£", r))
-	})
-	out := ts[:0]
-	for _, t := range ts {
-		t = strings.Trim(t, "'-:.")
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+// tokens lower-cases s and splits it into words (entity.Tokenize): "won't",
+// "2026-12-03", "7:30", "$45.50" and "12/08" stay whole.
+func tokens(s string) []string { return entity.Tokenize(s) }
 
-// dropThousands removes thousands separators ("$1,200" → "$1200"): a
-// comma between a digit and exactly three digits not followed by another.
-func dropThousands(s string) string {
-	if !strings.Contains(s, ",") {
-		return s
-	}
-	isDigit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == ',' && isDigit(i-1) && isDigit(i+1) && isDigit(i+2) && isDigit(i+3) && !isDigit(i+4) {
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// numberAt reads a number spelled in digits or words at ts[i] ("4", "4th",
-// "four", "twenty-one", "twenty one"); it returns the value and how many
-// tokens it used, or -1.
+// numberAt reads a whole number at ts[i] in digits or words
+// (entity.NumberAt: "4", "4th", "twenty-one", "two hundred and fifteen");
+// it returns the value and how many tokens it used, or -1.
 func numberAt(ts []string, i int) (int, int) {
-	t := ts[i]
-	if d := digits(t); d != "" && len(d) <= 9 {
-		n, _ := strconv.Atoi(d)
-		return n, 1
+	n := entity.NumberAt(ts, i)
+	if n.Used == 0 || n.Int < 0 || len(digits(ts[i])) > 9 {
+		return -1, 0
 	}
-	if n, ok := units[t]; ok {
-		return n, 1
-	}
-	if n, ok := ordinals[t]; ok {
-		return n, 1
-	}
-	if a, b, ok := strings.Cut(t, "-"); ok {
-		if x, ok1 := tens[a]; ok1 {
-			if y, ok2 := units[b]; ok2 && y < 10 {
-				return x + y, 1
-			}
-			if y, ok2 := ordinals[b]; ok2 && y < 10 {
-				return x + y, 1
-			}
-		}
-	}
-	if x, ok := tens[t]; ok {
-		if i+1 < len(ts) {
-			if y, ok := units[ts[i+1]]; ok && y > 0 && y < 10 {
-				return x + y, 2
-			}
-			if y, ok := ordinals[ts[i+1]]; ok && y < 10 {
-				return x + y, 2
-			}
-		}
-		return x, 1
-	}
-	return -1, 0
+	return int(n.Int), n.Used
 }
 
-// digits returns the number a digit token spells ("3", "3rd"), or "".
+// digits returns the number a digit token spells ("3", "3rd"), or "" (also
+// for "#12").
 func digits(t string) string {
-	end := 0
-	for end < len(t) && t[end] >= '0' && t[end] <= '9' {
-		end++
-	}
-	if end == 0 {
+	if strings.HasPrefix(t, "#") {
 		return ""
 	}
-	switch t[end:] {
-	case "", "st", "nd", "rd", "th":
-		return t[:end]
-	}
-	return ""
+	return entity.DigitsOf(t)
 }
 
-func isoDate(y, m, d int) string {
-	if m < 1 || m > 12 || d < 1 || d > 31 || y < 1000 || y > 9999 {
-		return ""
-	}
-	if d > daysIn(y, m) {
-		return "" // February 30th and the like
-	}
-	b := make([]byte, 0, 10)
-	b = strconv.AppendInt(b, int64(y), 10)
-	b = append(b, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
-	return string(b)
-}
-
-func daysIn(y, m int) int {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
+func parseISO(t string) string { return entity.ParseISO(t) }
 
 func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
-
-// parseISO accepts YYYY-MM-DD (and single-digit month or day).
-func parseISO(t string) string {
-	if len(t) < 8 || len(t) > 10 || t[4] != '-' || t[0] < '0' || t[0] > '9' {
-		return ""
-	}
-	p := strings.Split(t, "-")
-	if len(p) != 3 || len(p[0]) != 4 {
-		return ""
-	}
-	y, e1 := strconv.Atoi(p[0])
-	m, e2 := strconv.Atoi(p[1])
-	d, e3 := strconv.Atoi(p[2])
-	if e1 != nil || e2 != nil || e3 != nil {
-		return ""
-	}
-	return isoDate(y, m, d)
-}
-
-func year(t string) int {
-	if len(t) == 4 && (strings.HasPrefix(t, "19") || strings.HasPrefix(t, "20")) {
-		y, err := strconv.Atoi(t)
-		if err == nil {
-			return y
-		}
-	}
-	return 0
-}
-
-// dayAt reads a day of the month at ts[i] ("3", "3rd", "third", "twenty-first").
-func dayAt(ts []string, i int) (int, int) {
-	n, used := numberAt(ts, i)
-	if n < 1 || n > 31 {
-		return 0, 0
-	}
-	return n, used
-}
 
 // weekdayOf is the weekday of an ISO date, or -1.
 func weekdayOf(iso string) time.Weekday {
@@ -252,42 +86,25 @@ func weekdayOf(iso string) time.Weekday {
 // clockTime renders a time: 24-hour "HH:MM" when the half of the day is
 // known, "~H:MM" (hour 1..12) when it is not.
 func clockTime(h, m int, ampm string) string {
-	if h < 0 || h > 23 || m < 0 || m > 59 {
-		return ""
+	if (ampm == "am" || ampm == "pm") && h == 0 && m >= 0 && m <= 59 {
+		h = 12 // "0:15 am" is 00:15, "0:15 pm" 12:15
 	}
-	switch ampm {
-	case "am":
-		if h > 12 {
-			return ""
-		}
-		if h == 12 {
-			h = 0
-		}
-	case "pm":
-		if h > 12 {
-			return ""
-		}
-		if h < 12 {
-			h += 12
-		}
-	default:
-		if h > 12 || h == 0 {
-			return twoDigits(h) + ":" + twoDigits(m)
-		}
-		return "~" + strconv.Itoa(h) + ":" + twoDigits(m)
+	v, alt := entity.ClockOf(h, m, ampm, false)
+	return heardClock(v, alt)
+}
+
+// heardClock is an entity time in heard form: "HH:MM", or "~H:MM" when
+// the other half of the day (alt) is as likely.
+func heardClock(v, alt string) string {
+	if v == "" || alt == "" {
+		return v
 	}
-	return twoDigits(h) + ":" + twoDigits(m)
+	h, _ := strconv.Atoi(v[:2])
+	return "~" + strconv.Itoa(h) + v[2:]
 }
 
 // amount renders a decimal canonically: "45.50" -> "45.5", "45.00" -> "45".
-func amount(s string) string {
-	s = strings.TrimLeft(strings.ReplaceAll(s, ",", ""), "$€£")
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
-		return ""
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
+func amount(s string) string { return entity.Decimal(s) }
 
 // idForm is a code's canonical form: lower case, letters and digits only.
 func idForm(s string) string {
@@ -377,10 +194,10 @@ func mayHoldValue(v string) bool {
 		return true
 	}
 	for _, t := range tokens(v) {
-		if _, ok := months[t]; ok {
+		if entity.Month(t) > 0 {
 			return true
 		}
-		if _, ok := weekdays[t]; ok {
+		if _, ok := entity.Weekday(t); ok {
 			return true
 		}
 		if t == "noon" || t == "midnight" || t == "midday" {
@@ -467,8 +284,18 @@ func heardForm(c valueClass, norm string) string {
 
 // sameHeard reports whether a value named in speech (class c, heard form)
 // can be the canonical value held: a weekday named alone matches a date on
-// that weekday; a time without am/pm matches either half of the day.
+// that weekday, a day of the month ("dom:8") a date on that day; a time
+// without am/pm matches either half of the day; "250|2.5" (a reading and
+// its alternatives) matches any of them.
 func sameHeard(c valueClass, named, held string) bool {
+	if strings.Contains(named, "|") {
+		for _, x := range strings.Split(named, "|") {
+			if sameHeard(c, x, held) {
+				return true
+			}
+		}
+		return false
+	}
 	held = heardForm(c, held)
 	if named == held {
 		return true
@@ -479,15 +306,26 @@ func sameHeard(c valueClass, named, held string) bool {
 			n, _ := strconv.Atoi(w)
 			return weekdayOf(held) == time.Weekday(n)
 		}
+		if d, ok := strings.CutPrefix(named, "dom:"); ok {
+			return len(held) == 10 && parseISO(held) == held && strings.TrimPrefix(held[8:], "0") == d
+		}
 	case classTime:
 		if t, ok := strings.CutPrefix(named, "~"); ok && len(held) == 5 {
-			h, _ := strconv.Atoi(held[:2])
-			h12 := h % 12
-			if h12 == 0 {
-				h12 = 12
-			}
-			return t == strconv.Itoa(h12)+held[2:]
+			return t == twelveHour(held)
+		}
+		if t, ok := strings.CutPrefix(held, "~"); ok && len(named) == 5 {
+			return t == twelveHour(named) // a backend that stores "9:00" holds either half
 		}
 	}
 	return false
+}
+
+// twelveHour renders "21:30" as "9:30", "00:15" as "12:15".
+func twelveHour(hhmm string) string {
+	h, _ := strconv.Atoi(hhmm[:2])
+	h12 := h % 12
+	if h12 == 0 {
+		h12 = 12
+	}
+	return strconv.Itoa(h12) + hhmm[2:]
 }

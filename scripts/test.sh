@@ -48,6 +48,21 @@ INTEROP_TESTS=${INTEROP_TESTS-'^TestWebRTCCoreMatchesWebSocket$/^naive$'}
 # at a time.
 LIGHT_PACKAGES="./calibrate/ ./internal/... ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./trace/"
 
+calgate() { # DIR: one calibration set's gate
+	local dir=$1
+	if [ ! -f "$dir/disagreements.txt" ]; then
+		# 100 % agreement with the hand labels and no false pass.
+		"$GO" run ./cmd/callproof calibrate --min-agreement 1 "$dir/labels.yaml" "$dir/run"
+		return
+	fi
+	# A ratchet: the figures are printed, and the set's agreement test
+	# fails on any disagreement not listed in disagreements.txt or any
+	# listed one that no longer occurs (the list only shrinks).
+	"$GO" run ./cmd/callproof calibrate "$dir/labels.yaml" "$dir/run" 2>/dev/null | grep -E 'calls labelled|^all axes|^primary bucket'
+	"$GO" test -count=1 -run 'Agreement$' -v "./$dir/" | grep -E 'cells agree|^(ok|FAIL|---)'
+	return "${PIPESTATUS[0]}"
+}
+
 step "go vet" "$GO" vet ./...
 case $mode in
 full)
@@ -67,10 +82,13 @@ full)
 	live=$("$GO" list ./... | grep -vxF -f <(printf '%s\n' "$light"))
 	step "go test -race (light, -p 2)" gotest -race -count=1 -p 2 -timeout 30m $light
 	step "go test -race (live, -p 1)" gotest -race -count=1 -p 1 -timeout 30m "${skip[@]}" $live
-	# Re-scores the bookings family's recorded calls and demands 100 %
-	# agreement with the hand labels and no false pass (docs/SCORING.md).
-	step "calibration gate" "$GO" run ./cmd/callproof calibrate --min-agreement 1 \
-		testdata/calibration/labels.yaml testdata/calibration/run
+	# Re-scores every calibration set's recorded calls against its hand
+	# labels (docs/SCORING.md): testdata/calibration and each agent
+	# family's own. A set with disagreements.txt is under a ratchet.
+	for set in testdata/calibration agents/*/calibration; do
+		[ -f "$set/labels.yaml" ] || continue
+		step "calibration gate ${set%/calibration}" calgate "$set"
+	done
 	;;
 check)
 	step "go test -short" gotest -short -count=1 -timeout 10m ./...

@@ -1,0 +1,212 @@
+package scorer
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/callproof/callproof/entity"
+	"github.com/callproof/callproof/trace"
+)
+
+// Values read by dimension (package entity) in the scorer's heard forms:
+// numbers and amounts in words of 100 or more, morning times, spoken and
+// NATO codes, the day of the month, relative dates against the call date.
+func TestScanEntities(t *testing.T) {
+	ref := callRef("2026-12-07")
+	cases := []struct {
+		text string
+		ref  entity.Ref
+		c    valueClass
+		cur  []string
+	}{
+		{"two hundred and fifteen dollars", entity.Ref{}, classAmount, []string{"215"}},
+		{"two hundred dollars", entity.Ref{}, classAmount, []string{"200"}},
+		{"one thousand two hundred dollars and fifty cents", entity.Ref{}, classAmount, []string{"1200.5"}},
+		{"two fifty dollars", entity.Ref{}, classAmount, []string{"250|2.5"}},
+		{"fifteen bucks", entity.Ref{}, classAmount, []string{"15"}},
+		{"9 am", entity.Ref{}, classTime, []string{"09:00"}},
+		{"9:00 am", entity.Ref{}, classTime, []string{"09:00"}},
+		{"at 09:00", entity.Ref{}, classTime, []string{"09:00"}},
+		{"nine in the morning", entity.Ref{}, classTime, []string{"09:00"}},
+		{"9 in the evening", entity.Ref{}, classTime, []string{"21:00"}},
+		{"at 9:00", entity.Ref{}, classTime, []string{"~9:00"}},
+		{"payment four one two eight", entity.Ref{}, classID, []string{"4128"}},
+		{"booking R four M nine", entity.Ref{}, classID, []string{"r4m9"}},
+		{"reference Romeo four Mike nine", entity.Ref{}, classID, []string{"r4m9"}},
+		{"order double five nine oh", entity.Ref{}, classID, []string{"5590"}},
+		{"on the 8th", entity.Ref{}, classDate, []string{"dom:8"}},
+		{"12/08", entity.Ref{}, classDate, []string{"2026-12-08"}},
+		{"next Tuesday", entity.Ref{}, classDate, []string{"wd:2"}},
+		{"tomorrow", entity.Ref{}, classDate, nil},
+		{"tomorrow", ref, classDate, []string{"2026-12-08"}},
+		{"the day after tomorrow", ref, classDate, []string{"2026-12-09"}},
+		{"in three days", ref, classDate, []string{"2026-12-10"}},
+	}
+	for _, c := range cases {
+		ts := tokens(c.text)
+		var out valueSet
+		sc := scanner{ts: ts, used: make([]bool, len(ts)), ref: c.ref, out: &out}
+		sc.scan()
+		if !slices.Equal(out.cur[c.c], c.cur) {
+			t.Errorf("%q: %v %q, want %q", c.text, c.c, out.cur[c.c], c.cur)
+		}
+	}
+}
+
+func TestSameHeardReadings(t *testing.T) {
+	cases := []struct {
+		c           valueClass
+		named, held string
+		want        bool
+	}{
+		{classAmount, "250|2.5", "250", true},
+		{classAmount, "250|2.5", "2.5", true},
+		{classAmount, "250|2.5", "25", false},
+		{classDate, "dom:8", "2026-12-08", true},
+		{classDate, "dom:8", "2026-11-08", true},
+		{classDate, "dom:8", "2026-12-18", false},
+		{classDate, "dom:8", "soon", false},
+		{classTime, "09:00", normValue(typeTime, "09:00"), true},
+		{classTime, "21:00", normValue(typeTime, "09:00"), false},
+		{classTime, "09:00", "~9:00", true},
+		{classTime, "21:00", "~9:00", true},
+		{classTime, "10:00", "~9:00", false},
+	}
+	for _, c := range cases {
+		if got := sameHeard(c.c, c.named, c.held); got != c.want {
+			t.Errorf("sameHeard(%v, %q, %q) = %v, want %v", c.c, c.named, c.held, got, c.want)
+		}
+	}
+}
+
+func TestCallRef(t *testing.T) {
+	if r := callRef(""); !r.IsZero() {
+		t.Error("no call date must give the zero Ref")
+	}
+	if r := callRef("07/12/2026"); !r.IsZero() {
+		t.Error("a date that does not parse must give the zero Ref")
+	}
+	if r := callRef("2026-12-07"); !r.Date.Equal(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("callRef = %v", r.Date)
+	}
+}
+
+var paymentTools = []trace.ToolSpec{
+	{Name: "get_payment", Effect: trace.EffectRead, Table: "payments", KeyArg: "payment_ref",
+		Args: []trace.ArgSpec{{Name: "payment_ref", Type: "string", Required: true}}},
+	{Name: "update_payment", Effect: trace.EffectUpdate, Table: "payments", KeyArg: "payment_ref", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "payment_ref", Type: "string", Required: true},
+			{Name: "amount", Type: "number"}, {Name: "pay_time", Type: "time"}}},
+}
+
+func payments() []trace.Record {
+	return []trace.Record{
+		{Table: "payments", Key: "4128", Version: 1, Fields: map[string]string{"amount": "15", "pay_time": "17:00", "payee": "Maria Lopez"}},
+		{Table: "payments", Key: "4129", Version: 1, Fields: map[string]string{"amount": "80", "pay_time": "08:00", "payee": "Sam Ortiz"}},
+	}
+}
+
+// TestConfirmationByDimension: a done-claim read by dimension passes when
+// its values are the committed ones in any spoken form, and fails when
+// one of them is not (issue 19's false passes and false failures).
+func TestConfirmationByDimension(t *testing.T) {
+	req := "Please change payment 4128 to 215 dollars at 9 am."
+	want := intent(1, "update_payment", true, "payment_ref", "4128", "amount", "215", "pay_time", "09:00")
+	for _, c := range []struct {
+		said string
+		v    Verdict
+	}{
+		{"Done. Payment 4128 is now two hundred and fifteen dollars at 9 am.", Pass},
+		{"Done. Payment four one two eight is now $215 at nine in the morning.", Pass},
+		{"Done. Payment 4128 is now two hundred fifteen dollars at 09:00.", Pass},
+		{"Done. Payment 4128 is now fifteen dollars at 9 am.", Fail},
+		{"Done. Payment 4128 is now two hundred and fifteen dollars at 9 pm.", Fail},
+		{"Done. Payment four one two nine is now two hundred and fifteen dollars at 9 am.", Fail},
+	} {
+		b := newCallIn(paymentTools, "pay", "plain", nil, payments(), say("s1", trace.ActSay, req, want))
+		b.caller("s1").state(1, "update_payment", "payment_ref", "4128", "amount", "215", "pay_time", "09:00").
+			toolIntent("update_payment", "payment_ref", "4128", "amount", "215", "pay_time", "09:00").
+			call("r1", "k-1", "update_payment", "payment_ref", "4128", "amount", "215", "pay_time", "09:00").
+			speak("a1", c.said)
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
+			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+	}
+}
+
+var transferTools = []trace.ToolSpec{
+	{Name: "get_account", Effect: trace.EffectRead, Table: "accounts", KeyArg: "account_id",
+		Args: []trace.ArgSpec{{Name: "account_id", Type: "string", Required: true}}},
+	{Name: "send_payment", Effect: trace.EffectCreate, Table: "payments", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "payee", Type: "string", Required: true}, {Name: "from_account", Type: "string", Required: true},
+			{Name: "amount", Type: "number", Required: true}, {Name: "speed", Type: "string", Enum: []string{"standard", "express"}}}},
+}
+
+func transferRecords() []trace.Record {
+	return []trace.Record{
+		{Table: "accounts", Key: "A1", Version: 1, Fields: map[string]string{"nickname": "Joint Savings"}},
+		{Table: "accounts", Key: "A2", Version: 1, Fields: map[string]string{"nickname": "Everyday Checking"}},
+		{Table: "payments", Key: "payments-1", Version: 1, Fields: map[string]string{"payee": "Sam Ortiz", "from_account": "Everyday Checking", "amount": "80", "speed": "standard"}},
+	}
+}
+
+// TestEveryValueAccounted: a done-claim's names are accounted for — a
+// value another record holds (a payee, an account nickname) or an enum
+// value the record does not hold fails the confirmation even when no one
+// proposed it on the call (docs/SCORING.md, "Every value accounted for").
+func TestEveryValueAccounted(t *testing.T) {
+	req := "Please send 215 dollars to Maria Lopez from Joint Savings, standard speed."
+	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
+	want := intent(1, "send_payment", true, args...)
+	for _, c := range []struct {
+		said string
+		v    Verdict
+	}{
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass},
+		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass},
+		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail},
+		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail},
+		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail},
+	} {
+		b := newCallIn(transferTools, "pay", "plain", nil, transferRecords(), say("s1", trace.ActSay, req, want))
+		b.caller("s1").state(1, "send_payment", args...).
+			toolIntent("send_payment", args...).
+			call("r1", "k-1", "send_payment", args...).
+			speak("a1", c.said)
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
+			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+	}
+}
+
+// TestDatesAccounted: the day of the month alone is checked against the
+// held date; a relative date cannot be placed without the call's date, so
+// a done-claim naming one is unknown rather than a pass.
+func TestDatesAccounted(t *testing.T) {
+	req := "Please move the delivery of order 5590 to December 3."
+	for _, c := range []struct {
+		said string
+		v    Verdict
+	}{
+		{"I've moved order 5590 to the 3rd.", Pass},
+		{"I've moved order 5590 to the third of December.", Pass},
+		{"I've moved order 5590 to 12/03.", Pass},
+		{"I've moved order 5590 to the 4th.", Fail},
+		{"I've moved order 5590 to tomorrow.", Unknown},
+		{"I've moved order 5590 to tomorrow, the 4th.", Fail},
+	} {
+		b := newCall("date", "plain", nil, domain(), say("s1", trace.ActSay, req, date5590))
+		b.caller("s1").state(1, "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			toolIntent("update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			call("r1", "k-1", "update_order", "order_number", "5590", "delivery_date", "2026-12-03").
+			speak("a1", c.said)
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
+			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+	}
+}
