@@ -215,3 +215,23 @@ func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
 	_, err := net.DialTimeout("tcp", hostOf(t, f.call), time.Second)
 	assert.Error(t, err, "Server.Close closes a lingering listener at once")
 }
+
+// A closed call's listener lingers; a request on it is never served to a
+// new call of the same id, even with that call's token.
+func TestLingeringListenerServesNoNewCall(t *testing.T) {
+	s := testServer(t, Options{})
+	old := openCall(t, s, "a", nil)
+	oldURL := old.call.BaseURL()
+	old.call.Close()
+	fresh := openCall(t, s, "a", nil)
+	require.NotEqual(t, oldURL, fresh.call.BaseURL())
+	req, err := http.NewRequest(http.MethodPost, oldURL+"/get_order", strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+fresh.call.Token())
+	res, err := fresh.client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	assert.Equal(t, http.StatusGone, res.StatusCode)
+	assert.Empty(t, fresh.call.Ledger())
+	assert.Equal(t, http.StatusOK, fresh.post("get_order", orderArgs("5590")).status, "its own listener serves it")
+}
