@@ -3,6 +3,7 @@ package mockbackend
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -195,22 +196,46 @@ func TestSlowHeadersEndTheCall(t *testing.T) {
 	assert.Equal(t, ReasonConnBound+": request headers not read within 100ms", waitReason(t, passed))
 }
 
-func TestIdleConnectionsOverTheBoundEndTheCall(t *testing.T) {
+func TestIdleConnectionsPastTheBoundAreClosedByTheResponse(t *testing.T) {
+	// With one idle connection allowed, the first connection is kept
+	// alive; the second's response says "Connection: close" and the
+	// server closes it after the answer, so a client never reuses a
+	// connection the server is closing. The call goes on, a third
+	// connection is served again once the first has gone.
 	s := testServer(t, Options{})
 	f, passed := boundedCall(t, s, "c", ConnLimits{MaxIdle: 1})
-	for range 2 {
+	ask := func() (net.Conn, *bufio.Reader, *http.Response) {
 		nc, err := net.Dial("tcp", hostOf(t, f.call))
 		require.NoError(t, err)
-		defer nc.Close()
 		body := `{"order_number":"5590"}`
 		_, err = fmt.Fprintf(nc, "POST /calls/c/tools/get_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", f.call.Token(), len(body), body)
 		require.NoError(t, err)
-		res, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		br := bufio.NewReader(nc)
+		res, err := http.ReadResponse(br, nil)
 		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
 		_ = res.Body.Close()
 		require.Equal(t, http.StatusOK, res.StatusCode)
+		return nc, br, res
 	}
-	assert.Equal(t, ReasonConnBound+": more than 1 idle keep-alive connections", waitReason(t, passed))
+	first, _, res := ask()
+	assert.False(t, res.Close, "the first connection is kept alive")
+	second, br, res := ask()
+	defer second.Close()
+	assert.True(t, res.Close, "past the idle bound the response closes its connection")
+	_, err := br.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the server closes the second connection after its answer")
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool {
+		third, _, res := ask()
+		defer third.Close()
+		return !res.Close
+	}, 10*time.Second, 10*time.Millisecond, "with the first gone, a connection is kept alive again")
+	select {
+	case r := <-passed:
+		t.Fatalf("the call ended: %s", r)
+	default:
+	}
 }
 
 func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
