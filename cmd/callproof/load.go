@@ -71,7 +71,7 @@ fewer than the cores). --at-once N places only N at once (e.g. 10, for a
 baseline); --json prints each scenario's usual verdicts, and --against
 FILE (such a baseline's --json output) requires every call to get them.
 
-  callproof load --transport twilio --suite core --calls 10 --json > base.json
+  callproof load --transport twilio --suite core --calls 30 --at-once 10 --json > base.json
   callproof load --transport twilio --suite core --calls 200 --against base.json
 
 exit: 0 every call kept within a frame of real time (and, with
