@@ -288,11 +288,30 @@ func anyMentioned(text string, vals []string) bool {
 }
 
 func displayValue(c valueClass, x string) string {
+	if strings.Contains(x, "|") {
+		return strings.ReplaceAll(x, "|", " or ") // "two fifty dollars": 250 or 2.5
+	}
+	if d, ok := strings.CutPrefix(x, "dom:"); ok {
+		return "the " + d + ordinalSuffix(d)
+	}
 	if w, ok := strings.CutPrefix(x, "wd:"); ok {
 		n, _ := strconv.Atoi(w)
 		return time.Weekday(n).String()
 	}
 	return x
+}
+
+// ordinalSuffix is "st", "nd", "rd" or "th" for a day of the month.
+func ordinalSuffix(d string) string {
+	switch d {
+	case "1", "21", "31":
+		return "st"
+	case "2", "22":
+		return "nd"
+	case "3", "23":
+		return "rd"
+	}
+	return "th"
 }
 
 // heldValues lists, per value class, what the records hold (key and every

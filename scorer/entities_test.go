@@ -25,6 +25,10 @@ func TestScanEntities(t *testing.T) {
 		{"one thousand two hundred dollars and fifty cents", entity.Ref{}, classAmount, []string{"1200.5"}},
 		{"two fifty dollars", entity.Ref{}, classAmount, []string{"250|2.5"}},
 		{"fifteen bucks", entity.Ref{}, classAmount, []string{"15"}},
+		{"a payment of two fifty", entity.Ref{}, classAmount, []string{"250|2.5"}},
+		{"twelve forty-five", entity.Ref{}, classAmount, []string{"1245|12.45"}},
+		{"two fifty people", entity.Ref{}, classAmount, nil},
+		{"two hundred", entity.Ref{}, classAmount, nil},
 		{"9 am", entity.Ref{}, classTime, []string{"09:00"}},
 		{"9:00 am", entity.Ref{}, classTime, []string{"09:00"}},
 		{"at 09:00", entity.Ref{}, classTime, []string{"09:00"}},
@@ -46,7 +50,7 @@ func TestScanEntities(t *testing.T) {
 	for _, c := range cases {
 		ts := tokens(c.text)
 		var out valueSet
-		sc := scanner{ts: ts, used: make([]bool, len(ts)), ref: c.ref, out: &out}
+		sc := scanner{ts: ts, used: make([]bool, len(ts)), ref: c.ref, bareAmount: c.c == classAmount, out: &out}
 		sc.scan()
 		if !slices.Equal(out.cur[c.c], c.cur) {
 			t.Errorf("%q: %v %q, want %q", c.text, c.c, out.cur[c.c], c.cur)
@@ -76,6 +80,15 @@ func TestSameHeardReadings(t *testing.T) {
 	for _, c := range cases {
 		if got := sameHeard(c.c, c.named, c.held); got != c.want {
 			t.Errorf("sameHeard(%v, %q, %q) = %v, want %v", c.c, c.named, c.held, got, c.want)
+		}
+	}
+}
+
+func TestDisplayValues(t *testing.T) {
+	for in, want := range map[string]string{"dom:1": "the 1st", "dom:22": "the 22nd", "dom:3": "the 3rd", "dom:11": "the 11th", "dom:23": "the 23rd",
+		"250|2.5": "250 or 2.5", "wd:2": "Tuesday", "2026-12-03": "2026-12-03"} {
+		if got := displayValue(classDate, in); got != want {
+			t.Errorf("displayValue(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -121,6 +134,8 @@ func TestConfirmationByDimension(t *testing.T) {
 		{"Done. Payment four one two eight is now $215 at nine in the morning.", Pass},
 		{"Done. Payment 4128 is now two hundred fifteen dollars at 09:00.", Pass},
 		{"Done. Payment 4128 is now fifteen dollars at 9 am.", Fail},
+		{"Done. Payment 4128 is now two fifteen at 9 am.", Pass},
+		{"Done. Payment 4128 is now two fifty at 9 am.", Fail},
 		{"Done. Payment 4128 is now two hundred and fifteen dollars at 9 pm.", Fail},
 		{"Done. Payment four one two nine is now two hundred and fifteen dollars at 9 am.", Fail},
 	} {

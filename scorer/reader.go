@@ -76,7 +76,10 @@ type lexicon struct {
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
-	ref      entity.Ref      // the call's date (callRef): relative dates resolve against it
+	// bareAmount: some argument is a number (an amount), so "two fifty"
+	// with no currency word is an amount, 250 or 2.50.
+	bareAmount bool
+	ref        entity.Ref // the call's date (callRef): relative dates resolve against it
 }
 
 // verbFamily is one effect's verbs with their forms, computed once.
@@ -256,6 +259,9 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 			if a.Type == typeTime {
 				lx.bareTime = true
 			}
+			if a.Type == typeNumber {
+				lx.bareAmount = true
+			}
 		}
 		if t.Table != "" {
 			lx.nouns[singular(strings.ToLower(t.Table))] = true
@@ -370,7 +376,7 @@ func (lx *lexicon) read(s string) facts {
 
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
-	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, ref: lx.ref, out: &out}
+	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, bareAmount: lx.bareAmount, keyWords: lx.nouns, ref: lx.ref, out: &out}
 	sc.scan()
 	return out
 }

@@ -35,10 +35,12 @@ func (s *valueSet) add(c valueClass, x string, prior bool) {
 type scanner struct {
 	ts       []string
 	used     []bool
-	bareTime bool            // "at 8" is a time (the catalogue has a time argument)
-	keyWords map[string]bool // words that introduce a record key ("booking 512")
-	ref      entity.Ref      // the call's date: relative dates resolve against it
-	out      *valueSet
+	bareTime bool // "at 8" is a time (the catalogue has a time argument)
+	// bareAmount: "two fifty" is an amount (the catalogue has a number argument)
+	bareAmount bool
+	keyWords   map[string]bool // words that introduce a record key ("booking 512")
+	ref        entity.Ref      // the call's date: relative dates resolve against it
+	out        *valueSet
 }
 
 // scanValues reads every value in s. bareTime lets "at 8" read as a time.
@@ -212,6 +214,12 @@ func (sc *scanner) amounts() {
 			return 0
 		}
 		m := entity.MoneyAt(ts, i)
+		if m.Used == 0 && sc.bareAmount {
+			// "a payment of two fifty": a pair in words is an amount
+			if n := entity.NumberAt(ts, i); n.Pair && !entity.IsCountNoun(nextWord(ts, i+n.Used)) {
+				m = entity.Money{Value: n.Value, Alt: amount(strconv.FormatInt(n.Hi, 10) + "." + twoDigits(int(n.Lo))), Used: n.Used}
+			}
+		}
 		if m.Used == 0 {
 			return 0
 		}
