@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	_ "time/tzdata" // the same zones on every machine
 
 	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
@@ -13,7 +14,7 @@ import (
 // numbers and amounts in words of 100 or more, morning times, spoken and
 // NATO codes, the day of the month, relative dates against the call date.
 func TestScanEntities(t *testing.T) {
-	ref := callRef("2026-12-07")
+	ref := callRef(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC), true)
 	cases := []struct {
 		text string
 		ref  entity.Ref
@@ -94,14 +95,25 @@ func TestDisplayValues(t *testing.T) {
 }
 
 func TestCallRef(t *testing.T) {
-	if r := callRef(""); !r.IsZero() {
+	if r := startRef(&trace.CallStart{}); !r.IsZero() {
+		t.Error("a call.start without the call's date must give the zero Ref")
+	}
+	if r := callRef(time.Time{}, false); !r.IsZero() {
 		t.Error("no call date must give the zero Ref")
 	}
-	if r := callRef("07/12/2026"); !r.IsZero() {
-		t.Error("a date that does not parse must give the zero Ref")
+	if r := callRef(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC), false); !r.IsZero() {
+		t.Error("a calendar that does not parse must give the zero Ref")
 	}
-	if r := callRef("2026-12-07"); !r.Date.Equal(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("callRef = %v", r.Date)
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Midnight of December 8 in New York is 05:00 UTC: the Ref keeps the
+	// local day, so "tomorrow" is December 9.
+	r := callRef(time.Date(2026, 12, 8, 0, 0, 0, 0, ny), true)
+	es := entity.Extract("tomorrow", entity.Options{Ref: r})
+	if len(es) != 1 || es[0].Value != "2026-12-09" {
+		t.Errorf("tomorrow from New York's December 8 = %+v", es)
 	}
 }
 

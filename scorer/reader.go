@@ -299,16 +299,25 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 	return lx
 }
 
-// callRef is the call's date (YYYY-MM-DD, already the call's local
-// calendar day) as the reference for relative dates ("tomorrow"). A
-// history without one, or with one that does not parse, gives the zero
+// startRef is the call's day from call.start (trace.CallStart.Today),
+// the reference for relative dates. The interface keeps the scorer
+// building while the trace package it is merged with may not record the
+// call's date yet; a history without one gives the zero Ref.
+func startRef(start *trace.CallStart) entity.Ref {
+	if c, ok := any(start).(interface{ Today() (time.Time, bool) }); ok {
+		return callRef(c.Today())
+	}
+	return entity.Ref{}
+}
+
+// callRef is the reference for relative dates ("tomorrow"): the call's
+// day as midnight in its time zone. Without one (ok false) it is the zero
 // Ref: relative dates are then not read.
-func callRef(date string) entity.Ref {
-	d, err := time.Parse(time.DateOnly, date)
-	if err != nil {
+func callRef(day time.Time, ok bool) entity.Ref {
+	if !ok || day.IsZero() {
 		return entity.Ref{}
 	}
-	return entity.Ref{Date: d}
+	return entity.Ref{Date: day, Zone: day.Location()}
 }
 
 // keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").

@@ -256,6 +256,7 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v := &view{h: h, start: start, lex: newLexicon(start.Tools), byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
+	v.lex.ref = startRef(start)
 	v.indexFields()
 	scale := start.TimeScale
 	if end != nil && end.TimeScale > 0 {
