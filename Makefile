@@ -3,9 +3,10 @@
 #   make test   every test, with the race detector
 #   make check  the quick loop: vet, the Go tests without the live-call
 #               suites (-short, no race detector), pytest
+#   make interop  the third-party interop suites in full, one line each
 GO ?= go
 
-.PHONY: demo test check deps build bench vet fmt fuzz mutation stress
+.PHONY: demo test check deps build bench vet fmt fuzz mutation stress interop
 
 demo:
 	$(GO) run ./cmd/callproof demo
@@ -23,11 +24,19 @@ deps:
 	./scripts/install-janus.sh
 	./scripts/install-python.sh
 
-# go vet, every Go test with -race (packages one at a time), the
-# calibration gate and pytest; ends with the time each package took
-# (scripts/test.sh).
+# go vet, every Go test with -race (packages one at a time) but the long
+# interop halves `make interop` runs, the calibration gate and pytest;
+# ends with the time each package took (scripts/test.sh).
 test: deps
 	GO=$(GO) ./scripts/test.sh full
+
+# The third-party interop suites in full (the OpenAI Agents SDK over
+# Twilio, janus, the reference agents over WebRTC), one line each:
+# `interop <framework> <wire> <config>: gate holds|FAILS (integrity k/N)`.
+# `make test` skips their long halves (INTEROP_TESTS in scripts/test.sh);
+# in both, a missing framework fails (docs/INTEROP.md, "make interop").
+interop: deps
+	GO=$(GO) ./scripts/interop.sh
 
 # The quick loop for developers: a few minutes.
 check: deps

@@ -59,8 +59,11 @@ type engine struct {
 
 	started bool
 	callID  string
-	tools   *toolClient
-	catalog []trace.ToolSpec
+	// The call's calendar from start ("" when the caller sent none): what
+	// the caller's "today" is. Kept for relative dates; unused so far.
+	callDate, timeZone string
+	tools              *toolClient
+	catalog            []trace.ToolSpec
 
 	// Versioned slot state: version rises on every change.
 	version int
@@ -70,10 +73,13 @@ type engine struct {
 	handled int // last version answered (done, failed, refused, asked)
 
 	// Turn-taking.
-	callerSpeaking bool
-	eotPending     bool
-	eotGen         int
-	eotStop        func() bool
+	// callerOpen holds the caller's utterances begun and not yet final:
+	// a turn of several utterances opens the next before closing the
+	// last (docs/PROTOCOL.md, "speech"), and ends only when none is open.
+	callerOpen map[string]bool
+	eotPending bool
+	eotGen     int
+	eotStop    func() bool
 
 	// Tool work.
 	nextJob  int
@@ -94,9 +100,10 @@ type engine struct {
 func newEngine(cfg Config, client *http.Client, s *session) *engine {
 	return &engine{
 		cfg: cfg, base: cfg, client: client, s: s,
-		slots:   map[string]string{},
-		orig:    map[string]map[string]string{},
-		touched: map[string]map[string]bool{},
+		slots:      map[string]string{},
+		callerOpen: map[string]bool{},
+		orig:       map[string]map[string]string{},
+		touched:    map[string]map[string]bool{},
 	}
 }
 
@@ -150,15 +157,17 @@ func (e *engine) frame(m native.Message) bool {
 	case m.Event == native.EventSpeech && m.Speech != nil:
 		switch m.Speech.Phase {
 		case native.PhaseOnset, native.PhasePartial:
-			if !e.callerSpeaking && m.Speech.Phase == native.PhaseOnset {
+			if !e.callerSpeaking() && m.Speech.Phase == native.PhaseOnset {
 				e.bargeIn(true)
 			}
-			e.callerSpeaking = true
+			e.callerOpen[m.Speech.ID] = true
 			e.stopEOT()
 		case native.PhaseFinal:
-			e.callerSpeaking = false
+			delete(e.callerOpen, m.Speech.ID)
 			e.hear(m.Speech.Text)
-			e.startEOT()
+			if !e.callerSpeaking() {
+				e.startEOT()
+			}
 		}
 	case m.Event == native.EventSound && m.Sound != nil:
 		if m.Sound.Phase == native.PhaseOnset && e.has(AnySoundBargesIn) {
@@ -190,6 +199,7 @@ func (e *engine) start(st *native.Start) {
 	e.cfg.RetryBackoff = sc(e.base.RetryBackoff)
 	e.cfg.PollEvery = sc(e.base.PollEvery)
 	e.callID = st.CallID
+	e.callDate, e.timeZone = st.CallDate, st.TimeZone
 	e.catalog = append([]trace.ToolSpec(nil), st.Tools.Catalog...)
 	if len(e.catalog) == 0 {
 		e.catalog = defaultCatalog()
@@ -300,7 +310,9 @@ func (e *engine) stopEOT() {
 	e.eotPending = false
 }
 
-func (e *engine) settled() bool { return !e.callerSpeaking && !e.eotPending }
+func (e *engine) callerSpeaking() bool { return len(e.callerOpen) > 0 }
+
+func (e *engine) settled() bool { return !e.callerSpeaking() && !e.eotPending }
 
 func (e *engine) timer(ev timerEvent) {
 	switch ev.kind {
@@ -628,7 +640,7 @@ func (e *engine) say(text string, outcome bool) {
 // kick starts the next queued utterance, never over a speaking caller
 // (unless the agent ignores barge-in altogether).
 func (e *engine) kick() {
-	if e.speaking != nil || len(e.queue) == 0 || (e.callerSpeaking && !e.has(IgnoresBargeIn)) {
+	if e.speaking != nil || len(e.queue) == 0 || (e.callerSpeaking() && !e.has(IgnoresBargeIn)) {
 		return
 	}
 	u := e.queue[0]

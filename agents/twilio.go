@@ -55,6 +55,8 @@ const (
 	ParamToolsBaseURL = "toolsBaseUrl"
 	ParamToolsToken   = "toolsToken"
 	ParamToolsCatalog = "toolsCatalog"
+	ParamCallDate     = "callDate" // the call's calendar, as start.callDate
+	ParamTimeZone     = "timeZone" // and start.timeZone
 )
 
 // DefaultAgentVoice is the reference agents' own voice in audio mode:
@@ -377,7 +379,8 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 		tc.stream = outer
 	}
 	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
-		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken]}}
+		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken]},
+		CallDate: params[ParamCallDate], TimeZone: params[ParamTimeZone]}
 	if st.CallID == "" {
 		st.CallID = callSid
 	}
@@ -389,7 +392,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 	}
 	for k, v := range params {
 		switch k {
-		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog:
+		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamCallDate, ParamTimeZone:
 			continue
 		}
 		if st.CustomParameters == nil {

@@ -35,6 +35,19 @@ func TestTwilioParamNames(t *testing.T) {
 	assert.Equal(t, twilio.ParamToolsBaseURL, ParamToolsBaseURL)
 	assert.Equal(t, twilio.ParamToolsToken, ParamToolsToken)
 	assert.Equal(t, twilio.ParamToolsCatalog, ParamToolsCatalog)
+	assert.Equal(t, twilio.ParamCallDate, ParamCallDate)
+	assert.Equal(t, twilio.ParamTimeZone, ParamTimeZone)
+}
+
+// The call's calendar comes out of customParameters into start.
+func TestTwilioStartCallDate(t *testing.T) {
+	tc := &twilioCall{}
+	st, ok := tc.start("MZ1", "MZ1", "CA1", map[string]string{ParamCallID: "c1", ParamCallDate: "2026-12-07",
+		ParamTimeZone: "America/New_York", "lang": "en"})
+	require.True(t, ok)
+	assert.Equal(t, "2026-12-07", st.CallDate)
+	assert.Equal(t, "America/New_York", st.TimeZone)
+	assert.Equal(t, map[string]string{"lang": "en"}, st.CustomParameters)
 }
 
 // copyCache copies the speech fixture into a fresh directory, for a test

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/callproof/callproof/internal/safetext"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
@@ -32,8 +33,12 @@ func (r *run) pump() {
 				r.note(err.Error())
 				r.stop(agentError(ReasonUnresponsive))
 			default:
+				// The error carries the agent's close reason: agent text,
+				// cut to the per-event cap and escaped (safetext) so the
+				// outcome reason is one safe line wherever it is shown.
 				r.connDown.Store(true)
-				r.stop(agentError(ReasonClosed + ": " + err.Error()))
+				why := newClipper(r.lim.MaxEventTextBytes).str(err.Error())
+				r.stop(agentError(ReasonClosed + ": " + safetext.Escape(why)))
 			}
 			return
 		}

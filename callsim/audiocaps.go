@@ -108,6 +108,9 @@ type CallSetup struct {
 	ID      string
 	Tools   []trace.ToolSpec
 	Records []trace.Record
+	// CallDate and TimeZone are the call's calendar (empty: unstated).
+	CallDate string
+	TimeZone string
 }
 
 // PerCall is an optional Transport capability: a transport set up for one

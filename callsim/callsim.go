@@ -171,9 +171,13 @@ type Call struct {
 	Tools            native.Tools
 	TimeScale        float64 // offered to the agent; 0 means 1.0
 	CustomParameters map[string]string
-	Recorder         *trace.Recorder
-	Backend          Backend // may be nil when the script has no backend steps
-	Transport        Transport
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA) go to the agent in start;
+	// empty ones are left out.
+	CallDate  string
+	TimeZone  string
+	Recorder  *trace.Recorder
+	Backend   Backend // may be nil when the script has no backend steps
+	Transport Transport
 	// Limits overrides the Simulator's limits for this call (per-scenario
 	// budgets); zero fields keep the Simulator's.
 	Limits Limits

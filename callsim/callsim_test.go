@@ -27,6 +27,7 @@ func TestCallCarriesEveryMessageBothWays(t *testing.T) {
 			c.TimeScale = 0.1
 			c.Backend = be
 			c.CustomParameters = map[string]string{"lang": "en"}
+			c.CallDate, c.TimeZone = "2026-12-07", "America/New_York"
 		},
 		script: trace.Script{StepTimeout: 5 * time.Second, Quiet: 500 * time.Millisecond, Steps: []trace.Step{
 			first,
@@ -67,6 +68,8 @@ func TestCallCarriesEveryMessageBothWays(t *testing.T) {
 	assert.Equal(t, "ship_order", start.Tools.Catalog[0].Name)
 	assert.Equal(t, 0.1, start.TimeScale)
 	assert.Equal(t, "en", start.CustomParameters["lang"])
+	assert.Equal(t, "2026-12-07", start.CallDate)
+	assert.Equal(t, "America/New_York", start.TimeZone)
 
 	// Caller frames: order, phases and increasing sequence numbers.
 	var shape []string
@@ -451,4 +454,43 @@ func TestPartialsTrigger(t *testing.T) {
 		s2 := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("s2"))
 		assert.GreaterOrEqual(t, s2.At-start.At, 200*time.Millisecond)
 	})
+}
+
+// Several utterances in one turn reach the agent with the next one's onset
+// before the previous one's final, so no final of the turn but the last
+// ever finds the caller with nothing open; an utterance after a delay or
+// an event is a turn of its own and keeps the plain order.
+func TestOneTurnOpensNextUtteranceBeforeFinal(t *testing.T) {
+	o := runCall(t, setup{
+		script: trace.Script{StepTimeout: 5 * time.Second, Steps: []trace.Step{
+			say("req", "Ship order 5590.", 60*time.Millisecond, trace.Trigger{}),
+			say("fix", "No, 5599.", 60*time.Millisecond, trace.Trigger{}),
+			say("more", "Today.", 60*time.Millisecond, trace.Trigger{After: "fix"}),
+			say("later", "Thanks.", 60*time.Millisecond, trace.Trigger{Delay: 50 * time.Millisecond}),
+		}},
+		agent: func(a *fakeAgent) { a.drain() },
+	})
+	require.Equal(t, trace.Outcome(""), o.res.Outcome, o.res.Reason)
+
+	var phases []string
+	for _, m := range o.got {
+		if m.Event == native.EventSpeech {
+			phases = append(phases, m.Speech.ID+" "+m.Speech.Phase)
+		}
+	}
+	require.Equal(t, []string{
+		"u1 onset", "u1 partial", "u1 partial", "u2 onset", "u1 final",
+		"u2 partial", "u3 onset", "u2 final",
+		"u3 final",
+		"u4 onset", "u4 final",
+	}, phases)
+
+	// The trace tells the same order, and each step is done at its final.
+	fix := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("fix"))
+	reqEnd := mustFind(t, o.hist, trace.KindCallerSpeechFinal, ofStep("req"))
+	assert.Less(t, fix.Seq, reqEnd.Seq)
+	later := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("later"))
+	moreEnd := mustFind(t, o.hist, trace.KindCallerSpeechFinal, ofStep("more"))
+	assert.Greater(t, later.Seq, moreEnd.Seq)
+	assert.GreaterOrEqual(t, later.At-moreEnd.At, 50*time.Millisecond)
 }

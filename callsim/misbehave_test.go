@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -213,4 +215,22 @@ func TestNoGoroutineLeak(t *testing.T) {
 		runCall(t, setup{opts: mb.opts, script: mb.script, agent: mb.agent})
 	}
 	assert.LessOrEqual(t, settle(base), base, "goroutines left after the calls")
+}
+
+// TestCloseReasonIsEscaped: the agent's WebSocket close reason ends up in
+// the outcome reason escaped, never as the control characters it held.
+func TestCloseReasonIsEscaped(t *testing.T) {
+	o := runCall(t, setup{script: longScript(), agent: func(a *fakeAgent) {
+		a.next()
+		a.untilFinal()
+		msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "bye\x1b[2J\u202e\u200b\x7f\nx")
+		_ = a.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+		a.drain()
+	}})
+	assert.Equal(t, trace.OutcomeAgentError, o.res.Outcome, o.res.Reason)
+	assert.True(t, strings.HasPrefix(o.res.Reason, callsim.ReasonClosed+": "), o.res.Reason)
+	assert.Contains(t, o.res.Reason, `bye\x1b[2J\u202e\u200b\x7f\nx`)
+	for _, r := range o.res.Reason {
+		assert.True(t, r == ' ' || unicode.IsPrint(r), "raw %U in %q", r, o.res.Reason)
+	}
 }

@@ -62,6 +62,7 @@ type run struct {
 
 	sendSeq  int
 	utt, snd int
+	opened   *utterance // the next step's utterance, opened inside this one's turn (say)
 
 	seen     int                      // seq of the last event drained
 	last     trace.Event              // the current step's latest caller event
@@ -296,6 +297,7 @@ func (r *run) play() *ending {
 	}
 	err := r.send(native.Message{Event: native.EventStart, Start: &native.Start{
 		CallID: id, Tools: r.c.Tools, TimeScale: offered, CustomParameters: r.c.CustomParameters,
+		CallDate: r.c.CallDate, TimeZone: r.c.TimeZone,
 	}})
 	if err != nil {
 		return r.cause(err)

@@ -19,7 +19,11 @@ func (r *run) step(i int) (*ending, error) {
 	}
 	switch st.Do {
 	case trace.StepSay:
-		err = r.say(st)
+		var next *trace.Step
+		if i+1 < len(r.c.Script.Steps) {
+			next = &r.c.Script.Steps[i+1]
+		}
+		err = r.say(st, next)
 	case trace.StepNoise:
 		err = r.noise(st)
 	case trace.StepSilence:
@@ -260,53 +264,90 @@ func describe(on trace.Trigger) string {
 }
 
 // say speaks one utterance: onset before any words, partials spread over
-// its duration, the whole text as final at the end.
-func (r *run) say(st trace.Step) error {
-	r.utt++
-	id := fmt.Sprintf("u%d", r.utt)
-	words := strings.Fields(st.Text)
-	dur := st.Duration
-	if dur <= 0 {
-		dur = max(time.Duration(len(words))*WordDuration, MinSpeech)
+// its duration, the whole text as final at the end. When next goes on in
+// the same turn (sameTurn), its onset goes out just before this final: an
+// agent never sees the turn's words end with no utterance open and starts
+// answering half a turn.
+func (r *run) say(st trace.Step, next *trace.Step) error {
+	u := r.opened
+	r.opened = nil
+	if u == nil || u.step != st.ID {
+		var err error
+		if u, err = r.onset(st); err != nil {
+			return err
+		}
 	}
-	dur = r.scaled(dur)
+	words := strings.Fields(st.Text)
+	n := len(words)
+	for k := 1; k < n; k++ {
+		if err := r.waitLate(&r.late.Speech, u.begin+u.dur*time.Duration(k)/time.Duration(n)); err != nil {
+			return err
+		}
+		text := wordsPrefix(st.Text, words, k)
+		r.caller(trace.KindCallerSpeechPartial, u.event(st, text, nil))
+		if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: u.id, Phase: native.PhasePartial, Text: text}}); err != nil {
+			return err
+		}
+	}
+	if err := r.waitLate(&r.late.Speech, u.begin+u.dur); err != nil {
+		return err
+	}
+	if next != nil && sameTurn(st, *next) {
+		var err error
+		if r.opened, err = r.onset(*next); err != nil {
+			return err
+		}
+	}
+	r.caller(trace.KindCallerSpeechFinal, u.event(st, st.Text, st.Intent.Clone()))
+	return r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: u.id, Phase: native.PhaseFinal, Text: st.Text}})
+}
+
+// utterance is one caller utterance under way: its id and when its words
+// began and end (call time).
+type utterance struct {
+	step, id   string
+	begin, dur time.Duration
+}
+
+func (u *utterance) event(st trace.Step, text string, intent *trace.Intent) *trace.CallerSpeech {
+	return &trace.CallerSpeech{Step: st.ID, Utterance: u.id, Act: st.Act, Text: text, Intent: intent, Invalidates: st.Invalidates}
+}
+
+// onset opens step st's utterance: its speech is prepared, its start
+// recorded and its onset sent.
+func (r *run) onset(st trace.Step) (*utterance, error) {
+	r.utt++
+	u := &utterance{step: st.ID, id: fmt.Sprintf("u%d", r.utt)}
+	u.dur = st.Duration
+	if u.dur <= 0 {
+		u.dur = max(time.Duration(len(strings.Fields(st.Text)))*WordDuration, MinSpeech)
+	}
+	u.dur = r.scaled(u.dur)
 	if v, ok := r.conn.(Voice); ok {
 		var d time.Duration
 		var err error
 		if st.Audio != "" {
-			d, err = v.PrepareRecording(r.ctx, id, st.Audio, false)
+			d, err = v.PrepareRecording(r.ctx, u.id, st.Audio, false)
 		} else {
-			d, err = v.PrepareSpeech(r.ctx, id, st.Text)
+			d, err = v.PrepareSpeech(r.ctx, u.id, st.Text)
 		}
 		if err != nil {
-			return &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: speech: %v", st.ID, err)}
+			return nil, &ending{outcome: trace.OutcomeHarnessError, reason: fmt.Sprintf("step %s: speech: %v", st.ID, err)}
 		}
-		dur = d
+		u.dur = d
 	}
-	ev := func(text string, intent *trace.Intent) *trace.CallerSpeech {
-		return &trace.CallerSpeech{Step: st.ID, Utterance: id, Act: st.Act, Text: text, Intent: intent, Invalidates: st.Invalidates}
-	}
-	begin := r.rec.Since()
-	r.caller(trace.KindCallerSpeechStart, ev("", nil))
-	if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhaseOnset}}); err != nil {
-		return err
-	}
-	n := len(words)
-	for k := 1; k < n; k++ {
-		if err := r.waitLate(&r.late.Speech, begin+dur*time.Duration(k)/time.Duration(n)); err != nil {
-			return err
-		}
-		text := wordsPrefix(st.Text, words, k)
-		r.caller(trace.KindCallerSpeechPartial, ev(text, nil))
-		if err := r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhasePartial, Text: text}}); err != nil {
-			return err
-		}
-	}
-	if err := r.waitLate(&r.late.Speech, begin+dur); err != nil {
-		return err
-	}
-	r.caller(trace.KindCallerSpeechFinal, ev(st.Text, st.Intent.Clone()))
-	return r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: native.PhaseFinal, Text: st.Text}})
+	u.begin = r.rec.Since()
+	r.caller(trace.KindCallerSpeechStart, u.event(st, "", nil))
+	return u, r.send(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: u.id, Phase: native.PhaseOnset}})
+}
+
+// sameTurn reports whether next is more of st's turn: speech that starts
+// the moment st's ends (no event, no delay, counted from st), like an
+// early correction straight after its request.
+func sameTurn(st, next trace.Step) bool {
+	on := next.On
+	return st.Do == trace.StepSay && next.Do == trace.StepSay &&
+		on.Event == "" && on.Delay == 0 && (on.After == "" || on.After == st.ID)
 }
 
 func (r *run) noise(st trace.Step) error {

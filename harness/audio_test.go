@@ -185,6 +185,13 @@ func audioMatchesBy(t *testing.T, a agents.AudioConfig, cfg agents.Config, cases
 			audio[at[k]] = c
 		}
 	}
+	kept := 0
+	for _, c := range audio {
+		if c.Score.Integrity {
+			kept++
+		}
+	}
+	t.Logf("interop: integrity %d/%d", kept, len(audio)) // scripts/interop.sh reads it
 	for i, c := range audio {
 		s, want := c.Score, ref[i].Score
 		require.Equal(t, want.Scenario, s.Scenario)

@@ -486,3 +486,36 @@ func TestCustomParametersReachTheAgent(t *testing.T) {
 	assert.Equal(t, "agent hung up", out[0].History.End().Reason)
 	assert.Equal(t, map[string]string{"lang": "en", "variant": "b"}, <-got)
 }
+
+// A scenario's call block reaches the agent in start and is recorded in
+// call.start; a scenario without one gets the defaults.
+func TestCallDateReachesTheAgent(t *testing.T) {
+	env := fxEnv(t)
+	rt := fxNewRouter(t, fxCareful(t))
+	dated := fxHostileCase(t, "dated", "call: {date: 2026-12-07, time_zone: America/New_York}")
+	plain := fxHostileCase(t, "plain", "")
+	got := make(chan [2]string, 2)
+	for _, c := range []*scenarios.Compiled{dated, plain} {
+		rt.serve[c.Scenario.ID] = func(ws *websocket.Conn, start native.Start) {
+			got <- [2]string{start.CallDate, start.TimeZone}
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"event":"hangup","hangup":{"reason":"done"}}`))
+			for {
+				if _, _, err := ws.ReadMessage(); err != nil {
+					return
+				}
+			}
+		}
+	}
+	out := fxRun(t, fxRunner(env), rt.URL, []*scenarios.Compiled{dated, plain})
+	seen := map[[2]string]bool{<-got: true, <-got: true}
+	assert.Equal(t, map[[2]string]bool{{"2026-12-07", "America/New_York"}: true, {scenarios.DefaultCallDate, scenarios.DefaultTimeZone}: true}, seen)
+	byID := map[string]*trace.CallStart{}
+	for _, o := range out {
+		st := o.History.Start()
+		byID[st.ScenarioID] = st
+	}
+	assert.Equal(t, "2026-12-07", byID[dated.Scenario.ID].CallDate)
+	assert.Equal(t, "America/New_York", byID[dated.Scenario.ID].TimeZone)
+	assert.Equal(t, scenarios.DefaultCallDate, byID[plain.Scenario.ID].CallDate)
+	assert.Equal(t, scenarios.DefaultTimeZone, byID[plain.Scenario.ID].TimeZone)
+}

@@ -28,6 +28,11 @@ func ReplayCase(h *trace.History, suite []*scenarios.Compiled) (*scenarios.Compi
 	c := &scenarios.Compiled{
 		Scenario: &scenarios.Scenario{ID: st.ScenarioID, Category: scenarios.Category(st.Category)},
 		Script:   st.Script, Tools: st.Tools, Records: st.Records, Faults: st.Faults, Seed: st.Seed,
+		CallDate: st.CallDate, TimeZone: st.TimeZone,
+	}
+	if c.CallDate == "" && c.TimeZone == "" {
+		// Recorded before calls had a calendar: replay with the default.
+		c.CallDate, c.TimeZone = scenarios.DefaultCallDate, scenarios.DefaultTimeZone
 	}
 	var warnings []string
 	i := slices.IndexFunc(suite, func(s *scenarios.Compiled) bool { return s.Scenario.ID == st.ScenarioID })

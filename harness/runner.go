@@ -208,6 +208,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		Schema: trace.SchemaVersion, ScenarioID: c.Scenario.ID, Trial: p.Trial, Category: string(c.Scenario.Category), Suite: r.Suite,
 		Agent: r.Agent, Transport: r.TransportName, Seed: seed, TimeScale: scale,
 		Script: c.Script, Tools: c.Tools, Records: c.Records, Faults: c.Faults,
+		CallDate: c.CallDate, TimeZone: c.TimeZone,
 	})
 	end := func(o trace.Outcome, reason string, res *callsim.Result) *trace.History {
 		ce := &trace.CallEnd{Outcome: o, Reason: reason}
@@ -239,12 +240,12 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	}
 	tr := r.Transport
 	if pc, ok := tr.(callsim.PerCall); ok {
-		tr = pc.ForCall(callsim.CallSetup{ID: id, Tools: c.Tools, Records: c.Records})
+		tr = pc.ForCall(callsim.CallSetup{ID: id, Tools: c.Tools, Records: c.Records, CallDate: c.CallDate, TimeZone: c.TimeZone})
 	}
 	sc := callsim.Call{
 		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: tr,
 		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
-		CustomParameters: c.CustomParameters,
+		CustomParameters: c.CustomParameters, CallDate: c.CallDate, TimeZone: c.TimeZone,
 		Limits: callsim.Limits{
 			MaxEventTextBytes: c.Limits.MaxEventTextBytes, MaxCallTextBytes: c.Limits.MaxCallTextBytes,
 			MaxHistoryBytes: c.Limits.MaxHistoryBytes, MaxHistoryEvents: c.Limits.MaxHistoryEvents,

@@ -22,6 +22,9 @@ type TextLoadOptions struct {
 	Agent string
 	Cases []*scenarios.Compiled
 	Calls int
+	// Concurrency is how many calls run at once (0: all of them); fewer
+	// measures the verdicts a later run's Against compares with.
+	Concurrency int
 	// Ramp spreads the calls' starts over this long (default
 	// DefaultTextLoadRamp), as a run's first wave would be.
 	Ramp time.Duration
@@ -29,6 +32,15 @@ type TextLoadOptions struct {
 	Scale float64
 	// OverloadBound is the Runner's (0: DefaultOverloadBound).
 	OverloadBound time.Duration
+	// Setup, when set, changes the run's environment before the first
+	// call: an audio dialect's transport (load --transport twilio --suite)
+	// and the run's recognizer, whose figures go into the result.
+	Setup func(*Env) (*Hearing, error)
+	// Against maps scenarios to the verdicts expected of every copy
+	// (TextLoadResult.Verdicts of another run, e.g. one at 10 calls).
+	Against map[string]string
+	// Progress, when set, is called after each scored call.
+	Progress func(done, total int, s scorer.CallScore)
 }
 
 // DefaultTextLoadRamp spreads a text load run's starts: a few thousand
@@ -59,6 +71,22 @@ type TextLoadResult struct {
 	PeakRSSBytes    int64         `json:"peak_rss_bytes"`
 	RSSPerCallBytes int64         `json:"rss_per_call_bytes"`
 	Errors          []string      `json:"errors,omitempty"` // harness errors other than overload, the first few
+	// Verdicts is each scenario's usual verdicts (verdictKey), for a
+	// later run's Against.
+	Verdicts map[string]string `json:"verdicts"`
+	// Decided counts the scored calls whose axis 6 is pass or fail.
+	Decided int `json:"decided_axis6"`
+	// AgainstSame counts the calls whose verdicts are Against's (with
+	// Against); AgainstDiffering names up to ten others.
+	AgainstSame      int      `json:"against_same,omitempty"`
+	AgainstDiffering []string `json:"against_differing,omitempty"`
+	// ChildCPU is the CPU of the harness's finished child processes
+	// (the recognizer's decoders).
+	ChildCPU time.Duration `json:"child_cpu"`
+	// FrameLatenessMax is the latest any caller frame of an audio call
+	// went out.
+	FrameLatenessMax time.Duration     `json:"frame_lateness_max,omitempty"`
+	Recognition      *RecognitionStats `json:"recognition,omitempty"`
 }
 
 // RunTextLoad places o.Calls calls at once and measures the harness.
@@ -77,16 +105,27 @@ func RunTextLoad(ctx context.Context, o TextLoadOptions) (TextLoadResult, error)
 		return TextLoadResult{}, err
 	}
 	defer env.Close()
+	var hear *Hearing
+	if o.Setup != nil {
+		if hear, err = o.Setup(env); err != nil {
+			return TextLoadResult{}, err
+		}
+	}
 	r := env.Runner()
+	r.Progress = o.Progress
 	r.Concurrency, r.TimeScale, r.Ramp, r.OverloadBound = o.Calls, o.Scale, o.Ramp, o.OverloadBound
+	if o.Concurrency > 0 {
+		r.Concurrency = min(o.Concurrency, o.Calls)
+	}
 	r.Suite, r.Agent, r.DropHistories = "load", o.Agent, true
 	ps := make([]Placement, o.Calls)
 	for i := range ps {
 		c := o.Cases[i%len(o.Cases)]
 		ps[i] = Placement{Case: c, ID: c.Scenario.ID + ".c" + strconv.Itoa(i/len(o.Cases)+1)}
 	}
-	var before syscall.Rusage
+	var before, kidsBefore syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kidsBefore)
 	baseRSS := rssBytes()
 	start := time.Now()
 	res, err := r.Place(ctx, o.Agent, ps)
@@ -94,9 +133,15 @@ func RunTextLoad(ctx context.Context, o TextLoadOptions) (TextLoadResult, error)
 		return TextLoadResult{}, err
 	}
 	out := TextLoadResult{Calls: o.Calls, Duration: time.Since(start)}
-	var after syscall.Rusage
+	var after, kids syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+	out.ChildCPU = time.Duration(kids.Utime.Nano() + kids.Stime.Nano() - kidsBefore.Utime.Nano() - kidsBefore.Stime.Nano())
+	if hear != nil {
+		st := hear.Stats()
+		out.Recognition = &st
+	}
 	out.CPUPerCall = cpu / time.Duration(o.Calls)
 	out.PeakRSSBytes = after.Maxrss * 1024
 	out.RSSPerCallBytes = max(out.PeakRSSBytes-baseRSS, 0) / int64(o.Calls)
@@ -107,6 +152,9 @@ func RunTextLoad(ctx context.Context, o TextLoadOptions) (TextLoadResult, error)
 	}
 	sum := reports.Summarize(scores)
 	out.Outcomes, out.Lateness, out.Integrity = sum.Outcomes, sum.Harness, sum.Integrity
+	if sum.Audio != nil {
+		out.FrameLatenessMax = sum.Audio.WorstLateness
+	}
 	if sum.Harness != nil {
 		out.Overloaded = sum.Harness.Overloaded
 	}
@@ -116,7 +164,44 @@ func RunTextLoad(ctx context.Context, o TextLoadOptions) (TextLoadResult, error)
 		}
 	}
 	out.Scored, out.Usual, out.Differing = usualVerdicts(scores)
+	out.Verdicts = map[string]string{}
+	byScenario := map[string][]scorer.CallScore{}
+	for _, s := range scores {
+		if s.Outcome != trace.OutcomeHarnessError {
+			byScenario[s.Scenario] = append(byScenario[s.Scenario], s)
+		}
+		if v := s.Axis(scorer.ConfirmationMatchesBackend).Verdict; v == scorer.Pass || v == scorer.Fail {
+			out.Decided++
+		}
+	}
+	for sc, ss := range byScenario {
+		out.Verdicts[sc] = commonKey(ss)
+	}
+	if o.Against != nil {
+		for _, s := range scores {
+			want, k := o.Against[s.Scenario], verdictKey(s)
+			if k == want {
+				out.AgainstSame++
+			} else if len(out.AgainstDiffering) < 10 {
+				out.AgainstDiffering = append(out.AgainstDiffering, fmt.Sprintf("%s: %s (expected %s)", s.Call, k, want))
+			}
+		}
+	}
 	return out, nil
+}
+
+// commonKey is the most common verdicts among one scenario's calls.
+func commonKey(ss []scorer.CallScore) string {
+	n := map[string]int{}
+	best := ""
+	for _, s := range ss {
+		k := verdictKey(s)
+		n[k]++
+		if n[k] > n[best] || (n[k] == n[best] && k < best) {
+			best = k
+		}
+	}
+	return best
 }
 
 // usualVerdicts compares each scored call's verdicts with the most common

@@ -124,10 +124,19 @@ func SelectCalls(cases []*scenarios.Compiled, ids []string) ([]Placement, error)
 	return out, nil
 }
 
+// callOf is a scenario's calendar for its hash: nil at the defaults, so
+// hashes of scenarios written before calls had a calendar stay as they were.
+func callOf(c *scenarios.Compiled) *[2]string {
+	if (c.CallDate == "" || c.CallDate == scenarios.DefaultCallDate) && (c.TimeZone == "" || c.TimeZone == scenarios.DefaultTimeZone) {
+		return nil
+	}
+	return &[2]string{c.CallDate, c.TimeZone}
+}
+
 // ScenarioHash is the content hash of what a call of a compiled scenario
 // is placed with: script (with its intents), tools, records, faults, seed,
-// limits and custom parameters. Two runs judged the same scenario only when
-// its hashes are equal. The file's layout, key order, description and
+// limits, custom parameters and calendar. Two runs judged the same
+// scenario only when its hashes are equal. The file's layout, key order, description and
 // category label do not count: they change no call. (A recorded WAV a step
 // plays counts by its path, not its bytes.)
 func ScenarioHash(c *scenarios.Compiled) string {
@@ -139,7 +148,8 @@ func ScenarioHash(c *scenarios.Compiled) string {
 		Seed             int64
 		Limits           any
 		CustomParameters map[string]string
-	}{c.Script, c.Tools, c.Records, c.Faults, c.Seed, c.Limits, c.CustomParameters})
+		Call             *[2]string `json:",omitempty"`
+	}{c.Script, c.Tools, c.Records, c.Faults, c.Seed, c.Limits, c.CustomParameters, callOf(c)})
 	if err != nil {
 		// Compiled holds plain data; a failure here is a programming error
 		// that must not pass for "unchanged".

@@ -2,7 +2,6 @@ package mockbackend
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/callproof/callproof/trace"
@@ -100,16 +99,17 @@ func (m *meter) take(now time.Duration) (ok bool, first bool) {
 	return true, false
 }
 
-// spend spends one request of the budget, or answers 429 and reports
-// false. It reads nothing from the request, so refusing stays cheap.
-func (c *Call) spend(w http.ResponseWriter, tool string) bool {
+// spend takes one request of tool from the budget; over it, it returns
+// the violation and false. It reads nothing from the request, so refusing
+// stays cheap.
+func (c *Call) spend(tool string) (violation string, ok bool) {
 	now := c.rec.Since()
 	c.mu.Lock()
 	ok, first := c.budget.take(now)
-	violation := c.budget.violation
+	violation = c.budget.violation
 	c.mu.Unlock()
 	if ok {
-		return true
+		return "", true
 	}
 	if first {
 		// Recorded outside c.mu: subscribers may call back into the call.
@@ -120,8 +120,12 @@ func (c *Call) spend(w http.ResponseWriter, tool string) bool {
 			c.onExceed(violation)
 		}
 	}
-	writeJSON(w, http.StatusTooManyRequests, errorBody("rate_limited", "tool request budget exceeded: "+violation, ""))
-	return false
+	return violation, false
+}
+
+// overBudgetBody is the 429 answer to a request over the budget.
+func overBudgetBody(violation string) []byte {
+	return errorBody("rate_limited", "tool request budget exceeded: "+violation, "")
 }
 
 // Exceeded is closed when the agent breaks the call's tool request budget;

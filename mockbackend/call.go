@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -99,6 +100,7 @@ type Call struct {
 	onExceed func(string)
 
 	listener *callListener // the call's own, when its server was started
+	mcp      http.Handler  // its MCP endpoint (Options.MCP), or nil
 }
 
 // ReasonStalledBody is the agent_error reason for a call that ended with a
@@ -176,13 +178,20 @@ func compileTools(specs []trace.ToolSpec) (map[string]*tool, error) {
 		if sp.Name == "" || sp.Table == "" {
 			return nil, fmt.Errorf("mockbackend: tool %q needs a name and a table", sp.Name)
 		}
+		if sp.Name == MCPPath {
+			return nil, fmt.Errorf("mockbackend: tool name %q is the MCP endpoint's", sp.Name)
+		}
 		if _, dup := tools[sp.Name]; dup {
 			return nil, fmt.Errorf("mockbackend: tool %q declared twice", sp.Name)
 		}
 		switch sp.Effect {
-		case trace.EffectRead, trace.EffectUpdate:
+		case trace.EffectRead, trace.EffectUpdate, trace.EffectDelete:
 			if sp.KeyArg == "" {
 				return nil, fmt.Errorf("mockbackend: tool %q: %s needs key_arg", sp.Name, sp.Effect)
+			}
+		case trace.EffectCancel:
+			if sp.KeyArg == "" || sp.StatusField == "" || sp.StatusValue == "" {
+				return nil, fmt.Errorf("mockbackend: tool %q: cancel needs key_arg, status_field and status_value", sp.Name)
 			}
 		case trace.EffectCreate:
 		default:

@@ -49,6 +49,7 @@ func backendDocConsts() map[string]any {
 		"mockbackend.DefaultMaxIdleConnsPerCall": DefaultMaxIdleConnsPerCall,
 		"mockbackend.ClosedLinger":               ClosedLinger,
 		"mockbackend.ReasonConnBound":            ReasonConnBound,
+		"mockbackend.MCPPath":                    MCPPath,
 	}
 }
 

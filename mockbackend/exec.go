@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/hashicorp/go-memdb"
 
 	"github.com/callproof/callproof/trace"
 )
 
-// execute is the innermost stage: it reads, updates or creates a record
-// with trace.Apply and commits the change with its ledger facts in one
-// memdb transaction.
+// execute is the innermost stage: it reads, updates, creates, cancels or
+// deletes a record with trace.Apply and commits the change with its ledger
+// facts in one memdb transaction.
 func (c *Call) execute(x *exchange) reply {
 	// Last look before committing: a client that left, or a call that
 	// closed, while the request waited must not change state.
@@ -31,14 +34,23 @@ func (c *Call) execute(x *exchange) reply {
 	}
 
 	before := tableRecords(txn, spec.Table)
-	after, err := trace.Apply(before, spec, x.args)
+	known := before
+	if spec.Effect == trace.EffectCreate {
+		// Deleted records count too, so a created record never takes the
+		// key of one that was deleted.
+		known = slices.Concat(before, tableRows(txn, tabDeleted, spec.Table))
+	}
+	after, err := trace.Apply(known, spec, x.args)
 	if err != nil {
 		return errorReply(http.StatusNotFound, "not_found", err.Error(), spec.KeyArg)
+	}
+	if spec.Effect == trace.EffectDelete {
+		return c.remove(x, txn, before)
 	}
 	var old, rec trace.Record
 	var stored map[string]string // old's fields as stored, for the ledger
 	switch spec.Effect {
-	case trace.EffectUpdate:
+	case trace.EffectUpdate, trace.EffectCancel:
 		key := x.args[spec.KeyArg]
 		old, _ = findRecord(before, spec.Table, key)
 		rec, _ = findRecord(after, spec.Table, key)
@@ -69,6 +81,29 @@ func (c *Call) execute(x *exchange) reply {
 		VersionBefore: old.Version, VersionAfter: rec.Version,
 	})
 	return reply{status: http.StatusOK, body: recordBody(rec)}
+}
+
+// remove commits a delete: the record leaves the records table for the
+// deleted one, and the ledger and tool.committed say so (Before: its last
+// fields). The answer is the record as it was, marked deleted.
+func (c *Call) remove(x *exchange, txn *memdb.Txn, before []trace.Record) reply {
+	spec := x.tool.spec
+	key := x.args[spec.KeyArg]
+	old, _ := findRecord(before, spec.Table, key)
+	stored := storedRecord(txn, spec.Table, key)
+	must(txn.Delete(tabRecords, stored))
+	must(txn.Insert(tabDeleted, stored))
+	at := c.rec.Since()
+	amendLedger(txn, x.id, func(r *LedgerRow) {
+		r.Committed = ptr(at)
+		r.Table, r.Key, r.Deleted = old.Table, old.Key, true
+		r.Before, r.VersionBefore = stored.Fields, old.Version
+	})
+	txn.Commit()
+	x.emit(trace.KindToolCommitted, trace.ToolEvent{
+		Table: old.Table, Key: old.Key, Deleted: true, Before: cloneFields(old.Fields), VersionBefore: old.Version,
+	})
+	return reply{status: http.StatusOK, body: deletedBody(old)}
 }
 
 // admit claims x's idempotency key, or answers from it: the stored first
@@ -138,8 +173,9 @@ func fingerprint(tool string, args map[string]string) string {
 }
 
 type recordEnvelope struct {
-	OK     bool          `json:"ok"`
-	Record *trace.Record `json:"record,omitempty"`
+	OK      bool          `json:"ok"`
+	Record  *trace.Record `json:"record,omitempty"`
+	Deleted bool          `json:"deleted,omitempty"` // the record, as it was, is gone
 }
 
 type errorEnvelope struct {
@@ -164,6 +200,13 @@ func recordBody(r trace.Record) []byte {
 		r.Fields = map[string]string{}
 	}
 	return mustJSON(recordEnvelope{OK: true, Record: &r})
+}
+
+func deletedBody(r trace.Record) []byte {
+	if r.Fields == nil {
+		r.Fields = map[string]string{}
+	}
+	return mustJSON(recordEnvelope{OK: true, Record: &r, Deleted: true})
 }
 
 func errorBody(typ, msg, param string) []byte {

@@ -6,9 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,11 +66,18 @@ func TestEachCallHasItsOwnListener(t *testing.T) {
 	assert.Empty(t, b.call.Ledger())
 }
 
+// floodEnv, set in a child test process, runs TestHeaderFloodEndsOnlyItsCall
+// with the flood ("on") or without it ("off"), for TestHeaderFloodPeakRSS.
+const floodEnv = "CALLPROOF_TEST_HEADER_FLOOD"
+
 // TestHeaderFloodEndsOnlyItsCall is the flood of issue 25: 300
 // connections for one call, each sending about 1 MB of headers and never
 // finishing them. The call ends (agent_error, tool connections), another
 // call is served throughout, and the heap grows by far less than 100 MB.
+// With floodEnv "off" (a child of TestHeaderFloodPeakRSS) the same run
+// goes without the flood.
 func TestHeaderFloodEndsOnlyItsCall(t *testing.T) {
+	flooding := os.Getenv(floodEnv) != "off"
 	s := testServer(t, Options{})
 	flood, passed := boundedCall(t, s, "flood", ConnLimits{})
 	other := openCall(t, s, "other", nil)
@@ -79,6 +89,9 @@ func TestHeaderFloodEndsOnlyItsCall(t *testing.T) {
 	line := "X-Junk: " + strings.Repeat("j", 8<<10) + "\r\n"
 	var wg sync.WaitGroup
 	for range 300 {
+		if !flooding {
+			break
+		}
 		wg.Go(func() {
 			nc, err := net.DialTimeout("tcp", host, 5*time.Second)
 			if err != nil {
@@ -96,8 +109,11 @@ func TestHeaderFloodEndsOnlyItsCall(t *testing.T) {
 			}
 		})
 	}
-	reason := waitReason(t, passed)
-	assert.True(t, strings.HasPrefix(reason, ReasonConnBound+": "), reason)
+	if flooding {
+		reason := waitReason(t, passed)
+		assert.True(t, strings.HasPrefix(reason, ReasonConnBound+": "), reason)
+		assert.Contains(t, notes(flood.rec), "tool connection bound passed: "+reason)
+	}
 	for range 5 {
 		assert.Equal(t, http.StatusOK, other.post("get_order", orderArgs("5590")).status, "the other call is served during the flood")
 	}
@@ -107,7 +123,31 @@ func TestHeaderFloodEndsOnlyItsCall(t *testing.T) {
 	assert.Less(t, int64(after.HeapInuse)-int64(before.HeapInuse), int64(100<<20))
 	assert.Less(t, int64(after.Sys)-int64(before.Sys), int64(100<<20))
 	assert.Equal(t, http.StatusOK, other.post("get_order", orderArgs("5599")).status)
-	assert.Contains(t, notes(flood.rec), "tool connection bound passed: "+reason)
+}
+
+// TestHeaderFloodPeakRSS runs TestHeaderFloodEndsOnlyItsCall in a child
+// process with the flood and in another without it: the flood's peak
+// resident set (the kernel's count for the child, rusage maxrss) is at
+// most the flood-free run's plus 100 MB.
+func TestHeaderFloodPeakRSS(t *testing.T) {
+	if os.Getenv(floodEnv) != "" {
+		return // a child runs only the flood test
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	peak := func(mode string) int64 {
+		cmd := exec.Command(exe, "-test.run=^TestHeaderFloodEndsOnlyItsCall$", "-test.count=1")
+		cmd.Env = append(os.Environ(), floodEnv+"="+mode)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "child with the flood %s:\n%s", mode, out)
+		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		require.True(t, ok, "no rusage on this platform")
+		return ru.Maxrss << 10 // KiB on Linux
+	}
+	quiet := peak("off")
+	flooded := peak("on")
+	t.Logf("peak RSS: %d MiB without the flood, %d MiB with it", quiet>>20, flooded>>20)
+	assert.LessOrEqual(t, flooded, quiet+100<<20, "the flood's peak RSS")
 }
 
 func orderArgs(num string) map[string]any { return map[string]any{"order_number": num} }

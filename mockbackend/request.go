@@ -124,10 +124,11 @@ func (x *exchange) wait(d time.Duration) bool {
 }
 
 // serveTool runs one authenticated HTTP tool request through the budget,
-// the body read, parsing, validation, idempotency, holds, faults and
-// execution, then answers it.
+// the body read, then the path every transport shares (Call.handle), and
+// answers it.
 func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
-	if !c.spend(w, name) {
+	if violation, ok := c.spend(name); !ok {
+		writeJSON(w, http.StatusTooManyRequests, overBudgetBody(violation))
 		return
 	}
 	id, ref := c.nextRef()
@@ -137,14 +138,33 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	x := &exchange{c: c, ctx: ctx, stop: stop, conn: requestConn(r.Context()), id: id, ref: ref, name: name, remote: r.RemoteAddr}
 
 	body, how, readErr := c.readBody(w, r)
+	switch how {
+	case bodyTimeout, bodyTooLarge, bodyBroken:
+		w.Header().Set("Connection", "close")
+	}
+	rep := c.handle(x, body, how, readErr, r.Header.Get(native.HeaderIdempotencyKey), r.Header.Get(native.HeaderStateVersion))
+	dropped := c.send(w, x, rep, trace.ToolEvent{})
+	for _, fn := range x.after {
+		fn()
+	}
+	if dropped {
+		dropConnection(w)
+	}
+}
+
+// handle is the path every transport shares once a request's body is in
+// (how says how reading it ended): parsing, recording, validation,
+// idempotency, holds, faults and execution. key and version are the
+// Idempotency-Key and X-State-Version as sent ("" for none).
+func (c *Call) handle(x *exchange, body []byte, how bodyOutcome, readErr error, key, version string) reply {
 	var argErr *argError
 	if how == bodyOK {
 		x.args, argErr = decodeArgs(body)
 	}
-	x.key = r.Header.Get(native.HeaderIdempotencyKey)
+	x.key = key
 	var verErr *argError
-	if v := r.Header.Get(native.HeaderStateVersion); v != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
+	if version != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(version))
 		if err != nil {
 			verErr = &argError{param: native.HeaderStateVersion, msg: native.HeaderStateVersion + " must be an integer"}
 		} else {
@@ -156,7 +176,7 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	c.receive(x)
 
 	var rep reply
-	x.tool = c.tools[name]
+	x.tool = c.tools[x.name]
 	switch {
 	case how == bodyCallClosed:
 		c.mu.Lock()
@@ -166,18 +186,15 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	case how == bodyClientGone:
 		rep = x.abandon()
 	case how == bodyTimeout:
-		w.Header().Set("Connection", "close")
 		rep = rejectReply(http.StatusRequestTimeout, "request_timeout",
 			"the request body did not arrive within "+c.bodyDeadline().String(), "")
 	case how == bodyTooLarge:
-		w.Header().Set("Connection", "close")
 		rep = rejectReply(http.StatusRequestEntityTooLarge, "request_too_large",
 			"the request body is larger than "+strconv.Itoa(MaxBodyBytes)+" bytes", "")
 	case how == bodyBroken:
-		w.Header().Set("Connection", "close")
 		rep = rejectReply(http.StatusBadRequest, "invalid_request", "could not read the request body: "+readErr.Error(), "")
 	case x.tool == nil:
-		rep = rejectReply(http.StatusNotFound, "not_found", "unknown tool "+strconv.Quote(clip(name, maxLoggedPath)), "")
+		rep = rejectReply(http.StatusNotFound, "not_found", "unknown tool "+strconv.Quote(clip(x.name, maxLoggedPath)), "")
 	case argErr != nil:
 		rep = rejectReply(http.StatusBadRequest, "invalid_request", argErr.msg, argErr.param)
 	case verErr != nil:
@@ -195,13 +212,7 @@ func (c *Call) serveTool(w http.ResponseWriter, r *http.Request, name string) {
 	if x.duplicate {
 		c.redeliver(x)
 	}
-	dropped := c.send(w, x, rep, trace.ToolEvent{})
-	for _, fn := range x.after {
-		fn()
-	}
-	if dropped {
-		dropConnection(w)
-	}
+	return rep
 }
 
 // bodyOutcome says how reading a request body ended.
@@ -347,6 +358,21 @@ func (c *Call) redeliver(orig *exchange) {
 // recorded as dropped. It reports whether the caller must drop the
 // connection.
 func (c *Call) send(w http.ResponseWriter, x *exchange, rep reply, extra trace.ToolEvent) (drop bool) {
+	drop = c.respond(x, rep, extra, w != nil)
+	if w == nil || rep.gone {
+		return false
+	}
+	if drop {
+		return true
+	}
+	writeJSON(w, rep.status, rep.body)
+	return false
+}
+
+// respond records x's answer (tool.responded or tool.rejected, and the
+// ledger row) unless it answers nothing; listening is false when nobody
+// will read it. It reports whether the answer is dropped.
+func (c *Call) respond(x *exchange, rep reply, extra trace.ToolEvent, listening bool) (drop bool) {
 	if rep.gone {
 		return false
 	}
@@ -356,7 +382,7 @@ func (c *Call) send(w http.ResponseWriter, x *exchange, rep reply, extra trace.T
 	if rep.rejected {
 		kind = trace.KindToolRejected
 	}
-	drop = rep.drop || w == nil
+	drop = rep.drop || !listening
 	if kind == trace.KindToolResponded {
 		te.Dropped = drop
 	}
@@ -364,14 +390,7 @@ func (c *Call) send(w http.ResponseWriter, x *exchange, rep reply, extra trace.T
 	x.amend(func(r *LedgerRow) {
 		r.Responded, r.Status, r.Error, r.Dropped = ptr(at), rep.status, rep.errMsg, te.Dropped
 	})
-	if w == nil {
-		return false
-	}
-	if drop {
-		return true
-	}
-	writeJSON(w, rep.status, rep.body)
-	return false
+	return drop
 }
 
 // dropConnection closes the client's connection without an answer.

@@ -49,6 +49,10 @@ type Options struct {
 	// before calls had their own (listener.go): no per-call connection
 	// bounds then, only the server's.
 	SharedListener bool
+	// MCP, when set, makes a call's MCP endpoint (Call.MCPURL): called once
+	// per call at Open, its handler serves the requests to that endpoint
+	// that carry the call's bearer token (package mcptools).
+	MCP func(*Call) http.Handler
 }
 
 // RejectedRequest is a request the server refused before it reached any
@@ -124,6 +128,10 @@ func New(opts Options) *Server {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /calls/{id}/tools/{tool}", s.serveTool)
 	s.mux.HandleFunc("GET /calls/{id}/ledger", s.serveLedger)
+	// More specific than the tool route, so they win over it for "mcp".
+	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		s.mux.HandleFunc(m+" /calls/{id}/tools/"+MCPPath, s.serveMCP)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, "", http.StatusNotFound, "not_found", "no such endpoint", "")
 	})
@@ -218,6 +226,9 @@ func (s *Server) Open(cfg CallConfig) (*Call, error) {
 	c, err := newCall(s, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.MCP != nil {
+		c.mcp = s.opts.MCP(c)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -126,6 +126,8 @@ func catalogueDigest(specs []trace.ToolSpec) digest {
 		d.str(string(sp.Effect))
 		d.str(sp.Table)
 		d.str(sp.KeyArg)
+		d.str(sp.StatusField)
+		d.str(sp.StatusValue)
 		d.flag(sp.Consequential)
 		d.num(int64(len(sp.Args)))
 		for _, a := range sp.Args {

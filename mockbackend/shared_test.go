@@ -53,8 +53,8 @@ func TestOpenErrorsAreUnchanged(t *testing.T) {
 		cfg  CallConfig
 		want string
 	}{
-		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: "delete", Table: "x"}}},
-			`mockbackend: tool "t": unknown effect "delete"`},
+		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: "purge", Table: "x"}}},
+			`mockbackend: tool "t": unknown effect "purge"`},
 		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: trace.EffectUpdate, Table: "x"}}},
 			`mockbackend: tool "t": update needs key_arg`},
 		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: trace.EffectRead, Table: "x", KeyArg: "k", Args: []trace.ArgSpec{{Name: "k", Pattern: "("}}}}},
@@ -67,8 +67,12 @@ func TestOpenErrorsAreUnchanged(t *testing.T) {
 			`mockbackend: tool "t" declared twice`},
 		{CallConfig{Records: []trace.Record{{Table: "orders"}}},
 			`mockbackend: record "orders"/"" needs a table and a key`},
-		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: "delete", Table: "x"}}, Records: []trace.Record{{Table: "orders"}}},
-			`mockbackend: tool "t": unknown effect "delete"`}, // the catalogue is checked first
+		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: "explode", Table: "x"}}, Records: []trace.Record{{Table: "orders"}}},
+			`mockbackend: tool "t": unknown effect "explode"`}, // the catalogue is checked first
+		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: trace.EffectDelete, Table: "x"}}},
+			`mockbackend: tool "t": delete needs key_arg`},
+		{CallConfig{Tools: []trace.ToolSpec{{Name: "t", Effect: trace.EffectCancel, Table: "x", KeyArg: "k", StatusField: "status"}}},
+			`mockbackend: tool "t": cancel needs key_arg, status_field and status_value`},
 	}
 	for i, tc := range cases {
 		for range 2 {

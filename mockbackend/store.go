@@ -17,6 +17,7 @@ import (
 // maps with the records it names and with its earlier versions.
 const (
 	tabRecords = "records"     // *trace.Record, unique by (Table, Key)
+	tabDeleted = "deleted"     // *trace.Record as it was when deleted, unique by (Table, Key)
 	tabLedger  = "ledger"      // *LedgerRow, unique by ID
 	tabIdem    = "idempotency" // *idemEntry, unique by Key
 	idxID      = "id"
@@ -56,6 +57,7 @@ type LedgerRow struct {
 	Status    int               `json:"status,omitempty"` // as sent (or as it would have been, if Dropped)
 	Error     string            `json:"error,omitempty"`
 	Dropped   bool              `json:"dropped,omitempty"`
+	Deleted   bool              `json:"deleted,omitempty"` // the commit removed Table/Key (Before: its last fields)
 	ReplayOf  string            `json:"replay_of,omitempty"`
 	Operation string            `json:"operation,omitempty"` // late_success operation id
 
@@ -89,13 +91,18 @@ type idemEntry struct {
 // newSchema is the store's schema. A Server builds it once: memdb only
 // reads a schema, so every call's store shares it.
 func newSchema() *memdb.DBSchema {
-	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
-		tabRecords: {Name: tabRecords, Indexes: map[string]*memdb.IndexSchema{
+	byRecord := func() map[string]*memdb.IndexSchema {
+		return map[string]*memdb.IndexSchema{
 			idxID: {Name: idxID, Unique: true, Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
 				&memdb.StringFieldIndex{Field: "Table"},
 				&memdb.StringFieldIndex{Field: "Key"},
 			}}},
-		}},
+		}
+	}
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		tabRecords: {Name: tabRecords, Indexes: byRecord()},
+		// Deleted records: their keys are never given to a created record.
+		tabDeleted: {Name: tabDeleted, Indexes: byRecord()},
 		tabLedger: {Name: tabLedger, Indexes: map[string]*memdb.IndexSchema{
 			idxID: {Name: idxID, Unique: true, Indexer: &memdb.IntFieldIndex{Field: "ID"}},
 		}},
@@ -148,7 +155,13 @@ func cloneFields(m map[string]string) map[string]string {
 
 // tableRecords returns clones of one table's records, in key order.
 func tableRecords(txn *memdb.Txn, table string) []trace.Record {
-	it, err := txn.Get(tabRecords, idxID+"_prefix", table)
+	return tableRows(txn, tabRecords, table)
+}
+
+// tableRows returns clones of one table's rows of a memdb table (records
+// or deleted), in key order.
+func tableRows(txn *memdb.Txn, tab, table string) []trace.Record {
+	it, err := txn.Get(tab, idxID+"_prefix", table)
 	must(err)
 	var out []trace.Record
 	for raw := it.Next(); raw != nil; raw = it.Next() {

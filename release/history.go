@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/callproof/callproof/internal/safetext"
 	"github.com/callproof/callproof/scorer"
 )
 
@@ -109,6 +110,14 @@ func AppendHistory(path string, l HistoryLine) error {
 	if err != nil {
 		return fmt.Errorf("release: history %s: %w", path, err)
 	}
+	// JSON leaves bidi overrides and zero-width characters as they are;
+	// written as \u escapes they read the same and never reach a
+	// terminal that shows the file.
+	var safe bytes.Buffer
+	if _, err := safetext.NewWriter(&safe).Write(data); err != nil {
+		return fmt.Errorf("release: history %s: %w", path, err)
+	}
+	data = safe.Bytes()
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("release: history: %w", err)
@@ -205,7 +214,8 @@ var axisAbbrev = map[scorer.Axis]string{
 // agent version, short pack hash, integrity and each axis as k/N, the gate
 // word, and the change in integrity rate against the previous row of the
 // same agent and pack ("new" for the first; rates of different packs are
-// not comparable).
+// not comparable). Strings from the file are escaped (safetext): a line
+// break or control character in a version cannot break or repaint the table.
 func WriteTrend(w io.Writer, lines []HistoryLine) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"time", "version", "pack", "integrity"}
@@ -216,11 +226,11 @@ func WriteTrend(w io.Writer, lines []HistoryLine) error {
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	prev := map[string]HistoryLine{}
 	for _, l := range lines {
-		version := l.AgentVersion
+		version := safetext.Escape(l.AgentVersion)
 		if version == "" {
 			version = "-"
 		}
-		row := []string{l.Time.UTC().Format("2006-01-02 15:04"), version, shortHash(l.PackHash), kOfN(l.Integrity, l.Calls)}
+		row := []string{l.Time.UTC().Format("2006-01-02 15:04"), version, safetext.Escape(shortHash(l.PackHash)), kOfN(l.Integrity, l.Calls)}
 		for _, a := range scorer.Axes() {
 			row = append(row, kOfN(l.Axes[a], l.Calls))
 		}
@@ -236,7 +246,7 @@ func WriteTrend(w io.Writer, lines []HistoryLine) error {
 		} else {
 			prev[key] = l
 		}
-		row = append(row, l.Gate, delta)
+		row = append(row, safetext.Escape(l.Gate), delta)
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	return tw.Flush()

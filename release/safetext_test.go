@@ -3,6 +3,7 @@ package release
 import (
 	"bytes"
 	"encoding/xml"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -73,5 +74,38 @@ func TestJUnitAndMarkdownEscapeAgentText(t *testing.T) {
 	}
 	if !strings.Contains(m.String(), `# core \x1b[2J`) {
 		t.Errorf("the title's escapes are not visible:\n%s", m.String())
+	}
+}
+
+// TestHistoryEscapesText: a version with hostile text reaches neither the
+// history file nor the trend table raw, and reads back unchanged.
+func TestHistoryEscapesText(t *testing.T) {
+	path := t.TempDir() + "/history.jsonl"
+	l := historyLines()[0]
+	l.AgentVersion = "v1" + hostileText
+	l.Gate = GateHolds + hostileText
+	if err := AppendHistory(path, l); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, bad := unsafeIn(string(data)); bad {
+		t.Errorf("history file holds %U raw:\n%s", r, data)
+	}
+	got, warnings, err := ReadHistory(path)
+	if err != nil || len(warnings) > 0 || len(got) != 1 || got[0].AgentVersion != l.AgentVersion {
+		t.Fatalf("read back %+v, %v, %v", got, warnings, err)
+	}
+	var b bytes.Buffer
+	if err := WriteTrend(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	if r, bad := unsafeIn(b.String()); bad {
+		t.Errorf("trend holds %U raw:\n%s", r, b.String())
+	}
+	if n := strings.Count(b.String(), "\n"); n != 2 {
+		t.Errorf("the version broke the table into %d lines:\n%s", n, b.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	_ "time/tzdata" // call.time_zone is checked the same on every machine
 
 	"github.com/callproof/callproof/trace"
 )
@@ -24,6 +25,12 @@ const (
 	defaultHoldMax  = 3 * time.Second
 )
 
+// The call's calendar when a scenario states none (call: {date, time_zone}).
+const (
+	DefaultCallDate = "2026-11-30"
+	DefaultTimeZone = "UTC"
+)
+
 // Compiled is a scenario ready to run: everything call.start records.
 type Compiled struct {
 	Scenario *Scenario
@@ -38,6 +45,10 @@ type Compiled struct {
 	// CustomParameters go to the agent in start.customParameters (nil when
 	// the scenario sets none).
 	CustomParameters map[string]string
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA) are the call's calendar:
+	// the scenario's call block, else DefaultCallDate and DefaultTimeZone.
+	CallDate string
+	TimeZone string
 }
 
 // CallLimits is a scenario's limits block, checked. Zero means "the
@@ -157,7 +168,10 @@ func (b *builder) build() *Compiled {
 			b.add("timeouts.call", "%v is shorter than the step timeout %v", script.CallTimeout, script.StepTimeout)
 		}
 	}
+	date, zone := b.call()
 	return &Compiled{
+		CallDate:         date,
+		TimeZone:         zone,
 		Scenario:         s,
 		Script:           script,
 		Tools:            b.tools,
@@ -167,6 +181,30 @@ func (b *builder) build() *Compiled {
 		Limits:           b.limits(),
 		CustomParameters: b.customParameters(),
 	}
+}
+
+// call checks the call block: a real calendar date and a time zone the
+// zone database knows (embedded, so the answer is the same on every
+// machine). Left out, each field is its default.
+func (b *builder) call() (date, zone string) {
+	date, zone = DefaultCallDate, DefaultTimeZone
+	c := b.s.Call
+	if c == nil {
+		return date, zone
+	}
+	if c.Date != "" || b.s.src.written("call.date") {
+		if t, err := time.Parse(isoLayout, c.Date); err != nil || t.Format(isoLayout) != c.Date {
+			b.add("call.date", "bad date %q (want YYYY-MM-DD, e.g. %q)", c.Date, DefaultCallDate)
+		}
+		date = c.Date
+	}
+	if c.TimeZone != "" || b.s.src.written("call.time_zone") {
+		if _, err := time.LoadLocation(c.TimeZone); err != nil || c.TimeZone == "" || c.TimeZone == "Local" {
+			b.add("call.time_zone", "unknown time zone %q (want an IANA name, e.g. \"America/New_York\")", c.TimeZone)
+		}
+		zone = c.TimeZone
+	}
+	return date, zone
 }
 
 // limits checks the limits block: each field written is positive and
@@ -290,13 +328,14 @@ func (b *builder) catalog() []trace.ToolSpec {
 		}
 		seen[t.Name] = true
 		eff := trace.Effect(t.Effect)
-		if eff != trace.EffectRead && eff != trace.EffectUpdate && eff != trace.EffectCreate {
-			b.add(join(p, "effect"), "unknown effect %q (want read, update or create)", t.Effect)
+		if !slices.Contains(trace.Effects(), eff) {
+			b.add(join(p, "effect"), "unknown effect %q (want read, update, create, cancel or delete)", t.Effect)
 		}
 		if t.Table == "" {
 			b.add(join(p, "table"), "required")
 		}
-		spec := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: eff, Table: t.Table, KeyArg: t.KeyArg, Consequential: t.Consequential}
+		spec := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: eff, Table: t.Table, KeyArg: t.KeyArg, Consequential: t.Consequential,
+			StatusField: t.StatusField, StatusValue: t.StatusValue}
 		args := map[string]bool{}
 		for j, a := range t.Args {
 			ap := index(join(p, "args"), j)
@@ -317,14 +356,41 @@ func (b *builder) catalog() []trace.ToolSpec {
 			spec.Args = append(spec.Args, trace.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required,
 				Enum: slices.Clone(a.Enum), Pattern: a.Pattern, Description: a.Description})
 		}
-		if (eff == trace.EffectRead || eff == trace.EffectUpdate) && t.KeyArg == "" {
+		if eff.Keyed() && slices.Contains(trace.Effects(), eff) && t.KeyArg == "" {
 			b.add(join(p, "key_arg"), "required for effect %s", t.Effect)
 		} else if t.KeyArg != "" && !args[t.KeyArg] {
 			b.add(join(p, "key_arg"), "%q is not an argument of %s", t.KeyArg, t.Name)
 		}
+		b.cancelStatus(p, t, args)
 		out = append(out, spec)
 	}
 	return out
+}
+
+// cancelStatus checks status_field and status_value: both required for a
+// cancel, neither allowed on another effect, and the status field is not
+// also an argument (the cancel fixes its value).
+func (b *builder) cancelStatus(p string, t Tool, args map[string]bool) {
+	if trace.Effect(t.Effect) != trace.EffectCancel {
+		if t.StatusField != "" {
+			b.add(join(p, "status_field"), "only for effect cancel")
+		}
+		if t.StatusValue != "" {
+			b.add(join(p, "status_value"), "only for effect cancel")
+		}
+		return
+	}
+	switch {
+	case t.StatusField == "":
+		b.add(join(p, "status_field"), "required for effect cancel (the field the cancel writes, e.g. status)")
+	case args[t.StatusField]:
+		b.add(join(p, "status_field"), "%q is also an argument of %s: a cancel writes status_value there itself", t.StatusField, t.Name)
+	case t.StatusField == t.KeyArg:
+		b.add(join(p, "status_field"), "%q is the key argument", t.StatusField)
+	}
+	if t.StatusValue == "" {
+		b.add(join(p, "status_value"), "required for effect cancel (the value it writes, e.g. cancelled)")
+	}
 }
 
 func (b *builder) tool(name string) (trace.ToolSpec, bool) { return trace.Catalog(b.tools, name) }

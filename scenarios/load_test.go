@@ -65,7 +65,7 @@ func TestThreeMistakesAllReported(t *testing.T) {
 		want []string
 	}{
 		{"testdata/three_mistakes.yaml", []string{
-			`testdata/three_mistakes.yaml:4: colour: unknown field (want one of id, category, description, seed, setup, expected, tools, records, faults, steps, timeouts, limits, custom_parameters)`,
+			`testdata/three_mistakes.yaml:4: colour: unknown field (want one of id, category, description, seed, setup, expected, tools, records, faults, steps, timeouts, limits, custom_parameters, call)`,
 			`testdata/three_mistakes.yaml:6: expected.captured: want bool, got string "yes"`,
 			`testdata/three_mistakes.yaml:22: steps[1].on.after: names no step: "asked"`,
 		}},

@@ -49,6 +49,9 @@ type Scenario struct {
 	Limits *LimitsSpec `json:"limits,omitempty"`
 	// CustomParameters are passed to the agent in start.customParameters.
 	CustomParameters map[string]string `json:"custom_parameters,omitempty"`
+	// Call is the call's date and time zone, which relative dates ("tomorrow")
+	// resolve against; left out, DefaultCallDate in DefaultTimeZone.
+	Call *CallSpec `json:"call,omitempty"`
 
 	src *source // where it was loaded from; nil when built in code
 }
@@ -59,6 +62,16 @@ func (s *Scenario) File() string {
 		return ""
 	}
 	return s.src.file
+}
+
+// CallSpec is the call's calendar: the day it takes place on, in a time
+// zone. Each field left out keeps its default.
+type CallSpec struct {
+	// Date is YYYY-MM-DD; default DefaultCallDate.
+	Date string `json:"date,omitempty" jsonschema:"pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}$"`
+	// TimeZone is an IANA zone name ("America/New_York"); default
+	// DefaultTimeZone.
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // Expected is what a correct agent achieves: the six axes and whether the
@@ -78,11 +91,15 @@ type Expected struct {
 type Tool struct {
 	Name          string `json:"name"`
 	Description   string `json:"description,omitempty"`
-	Effect        string `json:"effect" jsonschema:"enum=read,enum=update,enum=create"`
+	Effect        string `json:"effect" jsonschema:"enum=read,enum=update,enum=create,enum=cancel,enum=delete"`
 	Table         string `json:"table"`
 	KeyArg        string `json:"key_arg,omitempty"`
 	Consequential bool   `json:"consequential,omitempty"`
 	Args          []Arg  `json:"args,omitempty"`
+	// StatusField and StatusValue (effect cancel, both required): the
+	// field the cancel writes and the value, e.g. status and cancelled.
+	StatusField string `json:"status_field,omitempty"`
+	StatusValue string `json:"status_value,omitempty"`
 }
 
 // Arg is one tool argument.

@@ -100,6 +100,9 @@ func (v *view) judge(e *trace.Event, m *mark, keys []string) int {
 			if u.f.claim == claimDone && u.f.already {
 				return actSkip // "that had already gone through" reports, it does not act
 			}
+			if u.f.claim == claimDone && v.undoSent() && reportsUndo(u) {
+				return actPass // "I've cancelled that booking": the undo of the withdrawn create
+			}
 			if u.f.claim == claimDone {
 				return actFail
 			}

@@ -268,7 +268,7 @@ func (v *view) falseConfirmation() []Finding {
 	}
 	missing := !v.final.in.Execute && v.unchanged
 	for _, k := range v.targets() {
-		if g := record(v.held, k[0], k[1]); g == nil || !v.fieldsHeld(record(v.want, k[0], k[1]), g) {
+		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(v.held, k[0], k[1])) {
 			missing = true
 		}
 	}
@@ -347,7 +347,7 @@ func (v *view) bucketUncompensated() []Finding {
 		if m := v.markSpoken(c.r.recv); m == nil || !matches(c.r.tool, c.r.args, m) {
 			continue // sent while the caller was already changing it: stale too
 		}
-		got, want := record(v.snap.Records, c.table, c.key), record(v.want, c.table, c.key)
+		got, want := record(v.net, c.table, c.key), record(v.want, c.table, c.key)
 		if got == nil {
 			continue
 		}

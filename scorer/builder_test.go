@@ -207,9 +207,13 @@ func (b *builder) commit(ref string) *builder {
 	te := b.tev(ref)
 	te.Table = spec.Table
 	var before, after trace.Record
-	if spec.Effect == trace.EffectCreate {
+	switch spec.Effect {
+	case trace.EffectCreate:
 		after = next[len(next)-1]
-	} else {
+	case trace.EffectDelete:
+		before = *record(b.recs, spec.Table, r.Args[spec.KeyArg])
+		after.Key, te.Deleted = before.Key, true
+	default:
 		key := r.Args[spec.KeyArg]
 		before, after = *record(b.recs, spec.Table, key), *record(next, spec.Table, key)
 	}
@@ -236,8 +240,10 @@ func (b *builder) ok(ref string) *builder {
 				rec = x
 			}
 		}
+	} else if g := record(b.recs, spec.Table, r.Args[spec.KeyArg]); g != nil {
+		rec = *g
 	} else {
-		rec = *record(b.recs, spec.Table, r.Args[spec.KeyArg])
+		rec = trace.Record{Table: spec.Table, Key: r.Args[spec.KeyArg]} // deleted
 	}
 	return b.respond(ref, 200, recordBody(rec), false)
 }

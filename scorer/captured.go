@@ -2,9 +2,17 @@ package scorer
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/callproof/callproof/trace"
 )
+
+// OrderWindow is how close in time two events from independent sources
+// (the agent's frames and the backend's records, or the backend's records
+// of two different requests) may be recorded and still carry no order a
+// verdict may depend on: each party stamps its own events, and the stamps
+// of two parties can disagree by this much (docs/SCORING.md, "Order").
+const OrderWindow = 5 * time.Millisecond
 
 // captured: did the agent notice the challenge at all? Judged on its first
 // act after the challenge moment (docs/SCORING.md, axis 1).
@@ -43,7 +51,7 @@ func (v *view) capturedSpeech(res AxisResult) AxisResult {
 		return res
 	}
 	keys := changedSlots(v.markBefore(v.ch.final), cur)
-	seq, j := v.firstAct(v.ch.final, func(e *trace.Event) int { return v.judge(e, cur, keys) })
+	seq, j := v.firstActUnordered(v.ch.final, func(e *trace.Event) int { return v.judge(e, cur, keys) })
 	what := "the new intent"
 	if !cur.in.Execute {
 		what = "that the action is withdrawn"
@@ -126,7 +134,7 @@ func (v *view) capturedFault(res AxisResult) AxisResult {
 	for _, r := range v.ch.faults {
 		bad := v.badValues(r)
 		m := r.moment()
-		seq, j := v.firstAct(r.after(), func(e *trace.Event) int { return v.noticed(e, r, bad) })
+		seq, j := v.firstActUnordered(v.unorderedFrom(r.after()), func(e *trace.Event) int { return v.noticed(e, r, bad) })
 		switch j {
 		case actPass:
 			res.Findings = append(res.Findings, v.find("agent acted on the "+r.problem+" answer to "+r.tool, m, seq))
@@ -240,7 +248,7 @@ func (v *view) capturedPlain(res AxisResult) AxisResult {
 		res.Findings = append(res.Findings, Finding{Text: "the caller never stated an intent"})
 		return res
 	}
-	seq, j := v.firstAct(v.finalSeq, func(e *trace.Event) int { return v.judge(e, v.final, nil) })
+	seq, j := v.firstActUnordered(v.finalSeq, func(e *trace.Event) int { return v.judge(e, v.final, nil) })
 	switch j {
 	case actPass:
 		res.Verdict = Pass
@@ -264,4 +272,87 @@ func worst(a, b Verdict) Verdict {
 		return Unknown
 	}
 	return Pass
+}
+
+// unordered reports whether two events, recorded within OrderWindow of
+// each other, carry no order a verdict may depend on (docs/SCORING.md,
+// "Order"): an agent frame and a backend record that is not an answer to
+// the agent (frames and requests travel on different connections; an
+// answer, though, is the agent's input, and what follows it is its
+// reaction), or the backend's record of a client giving up (stamped when
+// the backend notices) and a record of another request.
+func unordered(a, b *trace.Event) bool {
+	answer := func(e *trace.Event) bool {
+		return e.Kind == trace.KindToolResponded || e.Kind == trace.KindToolRejected || e.Kind == trace.KindToolReplayed
+	}
+	switch {
+	case a.Source == trace.SourceAgent && b.Source == trace.SourceBackend:
+		return !answer(b)
+	case a.Source == trace.SourceBackend && b.Source == trace.SourceAgent:
+		return !answer(a)
+	case a.Source != trace.SourceBackend || b.Source != trace.SourceBackend:
+		return false
+	}
+	ta, okA := a.Data.(*trace.ToolEvent)
+	tb, okB := b.Data.(*trace.ToolEvent)
+	return okA && okB && ta.Ref != tb.Ref && (a.Kind == trace.KindToolCancelled || b.Kind == trace.KindToolCancelled)
+}
+
+// firstActUnordered is firstAct read on the partial order of the acts:
+// every act no earlier judged act is ordered before (all of them unordered
+// with it and within OrderWindow) is a first act, and if any of them
+// passes the agent showed it had taken the challenge in, whichever was
+// stamped first (a self-report with the new value and a stale request sent
+// together). So swapping unordered acts cannot flip the verdict.
+func (v *view) firstActUnordered(after int, judge func(e *trace.Event) int) (int, int) {
+	seq, j := v.firstAct(after, judge)
+	if j != actFail {
+		return seq, j
+	}
+	var judged []*trace.Event
+	for i := range v.h.Events {
+		e := &v.h.Events[i]
+		if e.Seq < seq || !isAct(e.Kind) {
+			continue
+		}
+		if len(judged) > 0 && e.At-judged[0].At > OrderWindow {
+			break
+		}
+		r := judge(e)
+		if r == actSkip {
+			continue
+		}
+		first := true // no judged act is ordered before it
+		for _, p := range judged {
+			first = first && e.At-p.At <= OrderWindow && unordered(p, e)
+		}
+		if first && r == actPass {
+			return e.Seq, actPass
+		}
+		judged = append(judged, e)
+	}
+	return seq, j
+}
+
+// unorderedFrom widens an anchor back over the acts recorded within
+// OrderWindow before it and unordered with it: they may as well have come
+// after it (the agent gave up, then spoke, and the backend noticed the
+// give-up later). It returns the seq after which acts count.
+func (v *view) unorderedFrom(after int) int {
+	anchor := v.ev(after)
+	if anchor == nil {
+		return after
+	}
+	from := after
+	for i := len(v.h.Events) - 1; i >= 0; i-- {
+		e := &v.h.Events[i]
+		if e.Seq >= after {
+			continue
+		}
+		if anchor.At-e.At > OrderWindow || !unordered(e, anchor) {
+			break
+		}
+		from = e.Seq - 1
+	}
+	return from
 }

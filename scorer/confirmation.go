@@ -71,17 +71,25 @@ func (v *view) confirmation() AxisResult {
 		} else {
 			res.Findings = append(res.Findings, v.find("agent said it could not confirm the outcome, and its last answer was indeed indeterminate", u.start))
 		}
+	} else if !v.final.in.Execute && c == claimDone && v.undoSent() && reportsUndo(u) {
+		// "I've cancelled that booking": the compensation reported, judged
+		// as a restored claim (docs/SCORING.md, "Undoing a create").
+		if !unchanged {
+			fail(v.find("agent said it undid the change but the backend still holds it", u.start, v.snapSeq))
+		} else {
+			v.checkNamed(u, u.f.named, append(slices.Clone(v.start.Records), v.undone...), valueFail)
+		}
 	} else if !v.final.in.Execute && c == claimDone && unchanged {
 		fail(v.find("caller withdrew the action and nothing changed, but the agent's confirmation says it was done", u.start, v.finalSeq))
 	} else if !v.final.in.Execute && c == claimDone {
 		// The write landed before it could be stopped and the agent says
 		// so: true if it names what the backend holds (axis 5 judges that
 		// it was left in place).
-		v.checkNamed(u, u.f.claimed, v.snap.Records, valueFail)
+		v.checkNamed(u, u.f.claimed, v.net, valueFail)
 	} else if (c == claimNotDone || c == claimRestored) && !unchanged {
 		fail(v.find("agent said nothing was changed (or that it put things back) but the backend changed", u.start, v.snapSeq))
 	} else if c == claimRestored {
-		v.checkNamed(u, u.f.named, v.start.Records, valueFail)
+		v.checkNamed(u, u.f.named, append(slices.Clone(v.start.Records), v.undone...), valueFail)
 	} else if c == claimDone {
 		v.checkDone(u, fail, valueFail)
 	}
@@ -176,11 +184,10 @@ func (v *view) confirmingUtterance() *utterance {
 // the claim must start after the write it reports committed.
 func (v *view) checkDone(u *utterance, fail, valueFail func(Finding)) {
 	held := v.held
-	v.checkNamed(u, u.f.claimed, held, valueFail)
+	v.checkNamed(u, u.f.claimed, v.withDeleted(held), valueFail)
 	missing := false
 	for _, k := range v.targets() {
-		w, g := record(v.want, k[0], k[1]), record(held, k[0], k[1])
-		if g == nil || !v.fieldsHeld(w, g) {
+		if !v.heldAsWanted(record(v.want, k[0], k[1]), record(held, k[0], k[1])) {
 			missing = true
 			fail(v.find("agent confirmed a change that is not in the backend ("+k[0]+"/"+k[1]+")", u.start, v.snapSeq))
 		}
@@ -463,6 +470,15 @@ func (v *view) textFields() []string {
 		}
 	}
 	return trace.SortedKeys(seen)
+}
+
+// heldAsWanted: the record the intent targets is held with its intended
+// fields, or, deleted by the intent (want nil), is gone.
+func (v *view) heldAsWanted(want, got *trace.Record) bool {
+	if want == nil {
+		return got == nil
+	}
+	return got != nil && v.fieldsHeld(want, got)
 }
 
 // fieldsHeld reports whether got has every field of want with its value

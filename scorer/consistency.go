@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/callproof/callproof/trace"
 )
@@ -51,6 +52,11 @@ func inconsistency(h *trace.History, start *trace.CallStart) string {
 						return fmt.Sprintf("commit #%d says %s/%s.%s was %q, the replay holds %q", e.Seq, d.Table, d.Key, f, d.Before[f], cur.Fields[f])
 					}
 				}
+			}
+			if d.Deleted {
+				delete(state, k)
+				order = slices.DeleteFunc(order, func(o [2]string) bool { return o == k })
+				continue
 			}
 			cur.Fields = make(map[string]string, len(d.After))
 			for f, x := range d.After {

@@ -14,7 +14,7 @@ import (
 // numbers and amounts in words of 100 or more, morning times, spoken and
 // NATO codes, the day of the month, relative dates against the call date.
 func TestScanEntities(t *testing.T) {
-	ref := callRef(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC), true)
+	ref := entity.Ref{Date: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)}
 	cases := []struct {
 		text string
 		ref  entity.Ref
@@ -94,24 +94,14 @@ func TestDisplayValues(t *testing.T) {
 	}
 }
 
-func TestCallRef(t *testing.T) {
-	if r := startRef(&trace.CallStart{}); !r.IsZero() {
+// TestCallDateRef: index takes the reader's reference day from
+// call.start's calendar, in the call's own time zone.
+func TestCallDateRef(t *testing.T) {
+	if v := index(&trace.History{}, &trace.CallStart{}, nil); !v.lex.ref.IsZero() {
 		t.Error("a call.start without the call's date must give the zero Ref")
 	}
-	if r := callRef(time.Time{}, false); !r.IsZero() {
-		t.Error("no call date must give the zero Ref")
-	}
-	if r := callRef(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC), false); !r.IsZero() {
-		t.Error("a calendar that does not parse must give the zero Ref")
-	}
-	ny, err := time.LoadLocation("America/New_York")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Midnight of December 8 in New York is 05:00 UTC: the Ref keeps the
-	// local day, so "tomorrow" is December 9.
-	r := callRef(time.Date(2026, 12, 8, 0, 0, 0, 0, ny), true)
-	es := entity.Extract("tomorrow", entity.Options{Ref: r})
+	v := index(&trace.History{}, &trace.CallStart{CallDate: "2026-12-08", TimeZone: "America/New_York"}, nil)
+	es := entity.Extract("tomorrow", entity.Options{Ref: v.lex.ref})
 	if len(es) != 1 || es[0].Value != "2026-12-09" {
 		t.Errorf("tomorrow from New York's December 8 = %+v", es)
 	}

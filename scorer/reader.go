@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/callproof/callproof/entity"
@@ -41,6 +40,13 @@ type facts struct {
 	// (trace.RecognizedText), so a value in them that differs from the
 	// record is no proof of a mismatch.
 	recognized bool
+	// cancelClaim is the utterance's claim when the caller asked for a
+	// cancel (view.readCancels): a plain "that's cancelled" is then done
+	// and "it isn't cancelled" not done. cancelVals and cancelText are the
+	// values and text of its done clauses.
+	cancelClaim claim
+	cancelVals  valueSet
+	cancelText  string
 }
 
 // values lists the values of a class the utterance names as current.
@@ -272,7 +278,7 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 		}
 		if t.Effect == trace.EffectCreate {
 			lx.fams[1] = true
-		} else if t.Effect == trace.Effect("delete") {
+		} else if t.Effect == trace.EffectDelete || t.Effect == trace.EffectCancel {
 			lx.fams[2], lx.cancel = true, true
 		} else {
 			lx.fams[0] = true
@@ -299,27 +305,6 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 	return lx
 }
 
-// startRef is the call's day from call.start (trace.CallStart.Today),
-// the reference for relative dates. The interface keeps the scorer
-// building while the trace package it is merged with may not record the
-// call's date yet; a history without one gives the zero Ref.
-func startRef(start *trace.CallStart) entity.Ref {
-	if c, ok := any(start).(interface{ Today() (time.Time, bool) }); ok {
-		return callRef(c.Today())
-	}
-	return entity.Ref{}
-}
-
-// callRef is the reference for relative dates ("tomorrow"): the call's
-// day as midnight in its time zone. Without one (ok false) it is the zero
-// Ref: relative dates are then not read.
-func callRef(day time.Time, ok bool) entity.Ref {
-	if !ok || day.IsZero() {
-		return entity.Ref{}
-	}
-	return entity.Ref{Date: day, Zone: day.Location()}
-}
-
 // keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").
 func keyWordsOf(arg string) string {
 	if ws := nameWords(arg); len(ws) > 0 {
@@ -343,7 +328,8 @@ func (lx *lexicon) read(s string) facts {
 	}
 	var f facts
 	var claims []claim
-	var ctexts, all []string
+	var ctexts, all, cancelTexts []string
+	var cancelClaims []claim
 	for _, cl := range clauses(s) {
 		all = append(all, textFormOf(cl.ts))
 		vs := lx.scanTokens(cl.ts)
@@ -355,6 +341,14 @@ func (lx *lexicon) read(s string) facts {
 		}
 		if c == claimNone && lx.plans(cl.ts) {
 			f.plan = true
+		}
+		if c != claimNone {
+			alt := cancelReading(c, cl.ts)
+			cancelClaims = append(cancelClaims, alt)
+			if alt == claimDone {
+				merge(&f.cancelVals, vs)
+				cancelTexts = append(cancelTexts, textFormOf(cl.ts))
+			}
 		}
 		if c == claimDone {
 			if hasWord(cl.ts, []string{"already", "had"}) {
@@ -377,6 +371,8 @@ func (lx *lexicon) read(s string) facts {
 	f.text = strings.Join(all, " ")
 	f.ctext = strings.Join(ctexts, " ")
 	f.claim = combine(claims)
+	f.cancelClaim = combine(cancelClaims)
+	f.cancelText = strings.Join(cancelTexts, " ")
 	if f.claim == claimUndecided && f.why == "" {
 		f.why = "the utterance makes conflicting claims"
 	}

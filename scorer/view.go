@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -53,6 +54,9 @@ type request struct {
 	// record's values from before the call after the caller withdrew or
 	// replaced what that commit wrote (docs/SCORING.md, "Compensation").
 	compensates *commitRef
+	// undoneBefore is the record as its first commit found it (nil for a
+	// create): what a compensating cancel or delete undid.
+	undoneBefore *trace.Record
 }
 
 func (r *request) consequential() bool { return r.spec.Consequential }
@@ -157,7 +161,7 @@ type view struct {
 	wantNote    string
 	snap        *trace.Snapshot
 	snapSeq     int
-	held        []trace.Record // the snapshot, created records keyed as S* predicts (alignCreated)
+	held        []trace.Record // the net snapshot, created records keyed as S* predicts (alignCreated)
 	reqs        []*request
 	byRef       map[string]*request
 	utts        []*utterance
@@ -172,7 +176,12 @@ type view struct {
 	targetKeys [][2]string
 	cs         []commitRef
 	diff       []trace.FieldDiff // S* vs snapshot
-	unchanged  bool              // snapshot equals the starting records
+	unchanged  bool              // the net snapshot equals the starting records
+
+	// net is the snapshot without the created records a compensation
+	// cancelled (they count as absent); undone holds the records
+	// compensations cancelled or deleted, as they were before the undo.
+	net, undone []trace.Record
 }
 
 func (v *view) ev(seq int) *trace.Event { return v.h.BySeq(seq) }
@@ -256,7 +265,10 @@ func (v *view) normArgs(tool string, args map[string]string) map[string]string {
 func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v := &view{h: h, start: start, lex: newLexicon(start.Tools), byRef: map[string]*request{}, uttByStart: map[int]*utterance{},
 		speechStart: map[string]int{}, speechFinal: map[string]int{}}
-	v.lex.ref = startRef(start)
+	if day, ok := start.Today(); ok {
+		// Relative dates ("tomorrow") count from the call's own day.
+		v.lex.ref = entity.Ref{Date: day, Zone: day.Location()}
+	}
 	v.indexFields()
 	scale := start.TimeScale
 	if end != nil && end.TimeScale > 0 {
@@ -346,12 +358,14 @@ func index(h *trace.History, start *trace.CallStart, end *trace.CallEnd) *view {
 	v.lateNotices()
 	v.retries()
 	v.intended()
+	v.readCancels()
 	v.cs = v.collectCommits()
 	v.compensations()
 	if v.snap != nil {
+		v.net, v.undone = v.netEffect()
 		v.held = v.canon(v.alignCreated())
 		v.diff = trace.Diff(v.canon(v.want), v.held)
-		v.unchanged = len(trace.Diff(v.start.Records, v.snap.Records)) == 0
+		v.unchanged = len(trace.Diff(v.start.Records, v.net)) == 0
 	}
 	v.ch = v.findChallenge()
 	return v
@@ -400,6 +414,9 @@ func (v *view) addToolEvent(e *trace.Event, d *trace.ToolEvent) {
 	case trace.KindToolHeld:
 		r.held = true
 	case trace.KindToolCommitted:
+		if len(r.commits) == 0 && len(d.Before) > 0 {
+			r.undoneBefore = &trace.Record{Table: d.Table, Key: d.Key, Version: d.VersionBefore, Fields: d.Before}
+		}
 		r.commits = append(r.commits, e.Seq)
 		r.commitKeys = append(r.commitKeys, [2]string{d.Table, d.Key})
 	case trace.KindToolResponded:
@@ -639,8 +656,8 @@ func (v *view) intended() {
 // record holding exactly the wanted fields swaps keys with the record at
 // the predicted key; nothing else changes.
 func (v *view) alignCreated() []trace.Record {
-	out := make([]trace.Record, len(v.snap.Records))
-	for i, r := range v.snap.Records {
+	out := make([]trace.Record, len(v.net))
+	for i, r := range v.net {
 		out[i] = r.Clone()
 	}
 	for _, k := range v.targetKeys {
@@ -727,13 +744,24 @@ func (v *view) collectCommits() []commitRef {
 }
 
 // compensating reports whether a consequential call of tool with canonical
-// args, sent (or announced) at seq, would put a record back: an update
-// whose every non-key argument equals the record's value at the start of
-// the call, after an earlier commit to that record that the intent in
-// force at seq no longer matches. It returns that commit.
+// args, sent (or announced) at seq, would undo a commit: an update whose
+// every non-key argument equals the record's value at the start of the
+// call, or a cancel or delete of a record the call created, after an
+// earlier commit to that record (for a cancel or delete: the create) that
+// the intent in force at seq no longer matches. It returns that commit.
 func (v *view) compensating(tool string, args map[string]string, seq int, self *request) *commitRef {
 	spec, ok := v.spec(tool)
-	if !ok || !spec.Consequential || spec.Effect != trace.EffectUpdate || len(args) < 2 {
+	if !ok || !spec.Consequential {
+		return nil
+	}
+	switch spec.Effect {
+	case trace.EffectUpdate:
+		if len(args) < 2 {
+			return nil
+		}
+	case trace.EffectCancel, trace.EffectDelete:
+		return v.uncreating(spec, args[spec.KeyArg], seq, self)
+	default:
 		return nil
 	}
 	key := args[spec.KeyArg]

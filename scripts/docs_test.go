@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,4 +39,62 @@ func TestStressDefaultsMatchDocs(t *testing.T) {
 	live := regexp.MustCompile(`LIVE_PACKAGES="([^"]*)"`).FindStringSubmatch(string(script))
 	require.NotNil(t, live)
 	assert.Contains(t, flakes, "`"+live[1]+"`", "the live-call packages")
+}
+
+// docs/INTEROP.md lists each suite make interop runs, with its test and
+// package, and make test's INTEROP_TESTS default; each test exists.
+func TestInteropSuitesMatchDocs(t *testing.T) {
+	script, err := os.ReadFile("interop.sh")
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../docs/INTEROP.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(doc), "\n## `make interop`\n")
+	require.True(t, ok, "docs/INTEROP.md has a make interop section")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	flat := doccheck.Flat(sec)
+
+	suites := regexp.MustCompile(`(?m)^\t"(\S+ \S+ \S+) (\./\S+/) (\S+)"$`).FindAllStringSubmatch(string(script), -1)
+	require.NotEmpty(t, suites, "interop.sh's suites")
+	for _, s := range suites {
+		line, pkg, pat := s[1], s[2], s[3]
+		name := strings.TrimSuffix(strings.TrimPrefix(strings.Split(pat, "/")[0], "^"), "$")
+		full := name
+		if _, sub, ok := strings.Cut(pat, "/"); ok {
+			full += "/" + strings.TrimSuffix(strings.TrimPrefix(sub, "^"), "$")
+		}
+		assert.Contains(t, flat, "| `"+line+"` | `"+full+"` (`"+pkg+"`)", "the docs' row for %s", line)
+		assertTestExists(t, "../"+pkg, name)
+	}
+
+	sh, err := os.ReadFile("test.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`INTEROP_TESTS=\$\{INTEROP_TESTS-'([^']*)'\}`).FindStringSubmatch(string(sh))
+	require.NotNil(t, m, "test.sh's INTEROP_TESTS default")
+	assert.Contains(t, flat, "(default `"+m[1]+"`", "the documented INTEROP_TESTS default")
+	for _, alt := range strings.Split(strings.Trim(strings.Split(m[1], "/")[0], "^$()"), "|") {
+		assertTestExists(t, "..", alt)
+	}
+}
+
+// assertTestExists checks that the tests of dir (with "..", of any
+// package) declare func name.
+func assertTestExists(t *testing.T, dir, name string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	require.NoError(t, err)
+	if dir == ".." {
+		for _, g := range []string{"../*/*_test.go", "../*/*/*_test.go", "../*/*/*/*_test.go"} {
+			more, err := filepath.Glob(g)
+			require.NoError(t, err)
+			files = append(files, more...)
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		if strings.Contains(string(b), "\nfunc "+name+"(t *testing.T)") {
+			return
+		}
+	}
+	t.Errorf("no func %s in %s*_test.go", name, dir)
 }

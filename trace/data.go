@@ -1,6 +1,9 @@
 package trace
 
-import "time"
+import (
+	"time"
+	_ "time/tzdata" // CallStart.Today reads the same zones on every machine
+)
 
 // Outcome of a call, separate from its verdict.
 type Outcome string
@@ -32,6 +35,11 @@ type CallStart struct {
 	Tools     []ToolSpec `json:"tools"`
 	Records   []Record   `json:"records"`
 	Faults    []Fault    `json:"faults,omitempty"`
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA name) are the call's
+	// calendar, which relative dates resolve against. Empty in histories
+	// recorded before they existed: readers treat relative dates as unknown.
+	CallDate string `json:"call_date,omitempty"`
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // CallEnd closes a history with what the harness saw. Outcome is empty when
@@ -214,8 +222,11 @@ type ToolEvent struct {
 	Status         int               `json:"status,omitempty"`
 	Error          string            `json:"error,omitempty"`
 	Dropped        bool              `json:"dropped,omitempty"` // response never sent
-	Reason         string            `json:"reason,omitempty"`
-	ReplayOf       string            `json:"replay_of,omitempty"`
+	// Deleted (tool.committed of a delete): the record Table/Key was
+	// removed; Before holds its last fields, After is empty.
+	Deleted  bool   `json:"deleted,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	ReplayOf string `json:"replay_of,omitempty"`
 	// DuplicateOf: this request is the network repeating request Ref
 	// (a duplicate-delivery fault); its answer reached nobody.
 	DuplicateOf string `json:"duplicate_of,omitempty"`
@@ -228,4 +239,23 @@ type ToolEvent struct {
 	VersionAfter  int               `json:"version_after,omitempty"`
 	// Response body as sent (or as it would have been, if Dropped).
 	Body string `json:"body,omitempty"`
+}
+
+// Today is the call's date as midnight in its time zone: what "today"
+// means to the caller, for resolving relative dates. ok is false when the
+// history has no calendar (recorded before it existed) or a bad one:
+// readers then treat relative dates as unknown.
+func (s *CallStart) Today() (day time.Time, ok bool) {
+	if s == nil || s.CallDate == "" || s.TimeZone == "" {
+		return time.Time{}, false
+	}
+	loc, err := time.LoadLocation(s.TimeZone)
+	if err != nil || s.TimeZone == "Local" {
+		return time.Time{}, false
+	}
+	d, err := time.ParseInLocation("2006-01-02", s.CallDate, loc)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return d, true
 }

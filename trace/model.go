@@ -13,7 +13,17 @@ const (
 	EffectRead   Effect = "read"   // return the record named by KeyArg
 	EffectUpdate Effect = "update" // set the other arguments as fields on that record
 	EffectCreate Effect = "create" // insert a new record whose fields are the arguments
+	EffectCancel Effect = "cancel" // set StatusField to StatusValue (and the other arguments) on the record named by KeyArg
+	EffectDelete Effect = "delete" // remove the record named by KeyArg
 )
+
+// Effects lists the effects a catalogue can declare.
+func Effects() []Effect {
+	return []Effect{EffectRead, EffectUpdate, EffectCreate, EffectCancel, EffectDelete}
+}
+
+// Keyed reports whether the effect names its record by KeyArg.
+func (e Effect) Keyed() bool { return e != EffectCreate }
 
 // ToolSpec is one tool of a scenario's catalogue.
 type ToolSpec struct {
@@ -24,6 +34,10 @@ type ToolSpec struct {
 	KeyArg        string    `json:"key_arg,omitempty"`
 	Consequential bool      `json:"consequential,omitempty"`
 	Args          []ArgSpec `json:"args"`
+	// StatusField and StatusValue (cancel only): the field a cancel writes
+	// and the value it writes there, e.g. status and cancelled.
+	StatusField string `json:"status_field,omitempty"`
+	StatusValue string `json:"status_value,omitempty"`
 }
 
 // ArgSpec is one argument's schema.
@@ -80,7 +94,8 @@ func Catalog(tools []ToolSpec, name string) (ToolSpec, bool) {
 // It is the single definition of what a tool does, used by the mock backend
 // to execute and by the scorer to compute the state the caller's intent
 // implies. Created records get the key "<table>-<n>" (n counts that table's
-// rows). records is not modified.
+// rows; the mock backend counts deleted rows too, so a key is never given
+// twice). A delete removes the record. records is not modified.
 func Apply(records []Record, spec ToolSpec, args map[string]string) ([]Record, error) {
 	out := make([]Record, len(records))
 	for i, r := range records {
@@ -89,18 +104,25 @@ func Apply(records []Record, spec ToolSpec, args map[string]string) ([]Record, e
 	switch spec.Effect {
 	case EffectRead:
 		return out, nil
-	case EffectUpdate:
+	case EffectUpdate, EffectCancel, EffectDelete:
 		key := args[spec.KeyArg]
 		for i := range out {
-			if out[i].Table == spec.Table && out[i].Key == key {
-				for _, name := range SortedKeys(args) {
-					if name != spec.KeyArg {
-						out[i].Fields[name] = args[name]
-					}
-				}
-				out[i].Version++
-				return out, nil
+			if out[i].Table != spec.Table || out[i].Key != key {
+				continue
 			}
+			if spec.Effect == EffectDelete {
+				return append(out[:i], out[i+1:]...), nil
+			}
+			for _, name := range SortedKeys(args) {
+				if name != spec.KeyArg {
+					out[i].Fields[name] = args[name]
+				}
+			}
+			if spec.Effect == EffectCancel {
+				out[i].Fields[spec.StatusField] = spec.StatusValue
+			}
+			out[i].Version++
+			return out, nil
 		}
 		return nil, fmt.Errorf("%s: no %s record %q", spec.Name, spec.Table, key)
 	case EffectCreate:

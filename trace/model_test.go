@@ -329,3 +329,55 @@ func TestHistoryHelpers(t *testing.T) {
 		t.Error("Clone shares the event slice")
 	}
 }
+
+func TestApplyCancelAndDelete(t *testing.T) {
+	cancel := ToolSpec{Name: "cancel_order", Effect: EffectCancel, Table: "orders", KeyArg: "order_number", StatusField: "status", StatusValue: "cancelled"}
+	del := ToolSpec{Name: "remove_shipment", Effect: EffectDelete, Table: "shipments", KeyArg: "shipment_id"}
+
+	got, err := Apply(startRecords(), cancel, map[string]string{"order_number": "5599", "reason": "moved"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := startRecords()
+	want[1].Version, want[1].Fields["status"], want[1].Fields["reason"] = 4, "cancelled", "moved"
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("cancel: got %+v", got)
+	}
+
+	got, err = Apply(startRecords(), del, map[string]string{"shipment_id": "shipments-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, startRecords()[:2]) {
+		t.Fatalf("delete: got %+v", got)
+	}
+	if d := Diff(startRecords(), got); len(d) != 1 || d[0].Got != "missing" {
+		t.Fatalf("delete diff: %+v", d)
+	}
+	for _, sp := range []ToolSpec{cancel, del} {
+		if _, err := Apply(startRecords(), sp, map[string]string{sp.KeyArg: "0000"}); err == nil || !strings.Contains(err.Error(), "no ") {
+			t.Fatalf("%s of a missing record: %v", sp.Name, err)
+		}
+	}
+}
+
+func TestEffects(t *testing.T) {
+	for _, e := range Effects() {
+		if e.Keyed() == (e == EffectCreate) {
+			t.Fatalf("%s: keyed %v", e, e.Keyed())
+		}
+	}
+}
+
+func TestCallStartToday(t *testing.T) {
+	d, ok := (&CallStart{CallDate: "2026-12-07", TimeZone: "America/New_York"}).Today()
+	if !ok || d.Format("2006-01-02 MST") != "2026-12-07 EST" || d.AddDate(0, 0, 1).Weekday().String() != "Tuesday" {
+		t.Fatalf("Today = %v %v", d, ok)
+	}
+	for _, s := range []*CallStart{nil, {}, {CallDate: "2026-12-07"}, {CallDate: "2026-13-01", TimeZone: "UTC"},
+		{CallDate: "2026-12-07", TimeZone: "Mars/Olympus"}, {CallDate: "2026-12-07", TimeZone: "Local"}} {
+		if _, ok := s.Today(); ok {
+			t.Errorf("%+v: a calendar", s)
+		}
+	}
+}

@@ -53,9 +53,9 @@ const (
 	HeaderFlood Behaviour = "header-flood"
 	// TerminalText answers with terminal control sequences (TerminalJunk)
 	// in every string it sends: speech text, clear id, tool_intent tool and
-	// args, state slots and pending; then ends as Options.End says, with
-	// the junk in the hangup reason, the transfer target or the WebSocket
-	// close reason.
+	// args, state slots and pending, and its ack's agent name; then ends
+	// as Options.End says, with the junk in the hangup reason, the
+	// transfer target or the WebSocket close reason.
 	TerminalText Behaviour = "terminal-text"
 	// Worst floods huge frames, text, unknown messages and tool requests
 	// at once, each just under its default limit, for as long as the call
@@ -175,7 +175,11 @@ func (a *Agent) Serve(ws *websocket.Conn, start native.Start) {
 	c.ctx, c.cancel = context.WithCancel(a.ctx)
 	defer c.cancel()
 	go c.read()
-	_ = c.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: start.TimeScale, Agent: "hostile/" + string(a.opts.Behaviour)}})
+	name := "hostile/" + string(a.opts.Behaviour)
+	if a.opts.Behaviour == TerminalText {
+		name += TerminalJunk
+	}
+	_ = c.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: start.TimeScale, Agent: name}})
 	switch a.opts.Behaviour {
 	case PartialBody:
 		c.stalledBody(false)

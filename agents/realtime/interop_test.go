@@ -20,6 +20,7 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/internal/interop"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
@@ -193,6 +194,14 @@ func runSuite(t *testing.T, fake *realtime.Server, agent *realtime.NodeAgent, sp
 		}
 		todo = again
 	}
+	kept := 0
+	for _, c := range placed {
+		if c.res.Score.Integrity {
+			kept++
+		}
+	}
+	// scripts/interop.sh reads this line.
+	t.Logf("interop: integrity %d/%d", kept, len(placed))
 	for _, c := range placed {
 		t.Run(c.sc.Scenario.ID, func(t *testing.T) {
 			c.t = t
@@ -912,13 +921,14 @@ func nth(evs []realtime.Event, dir realtime.Direction, typ string, n int) *realt
 // ---- the agent process ----
 
 // needNode finds node and the repository root, and installs the agent's
-// npm packages; without node the test is skipped. With node present, a
-// failed install is a failure: the interop test must run.
+// npm packages; without node the test is skipped, or fails under `make
+// test` and `make interop` (interop.Missing). With node present, a failed
+// install is a failure: the interop test must run.
 func needNode(t *testing.T) (node, root string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found: the interop test needs Node 20+ (and npm) to run the OpenAI Agents SDK")
+		interop.Missing(t, "node not found: the interop test needs Node 20+ (and npm) to run the OpenAI Agents SDK")
 	}
 	root, err = filepath.Abs("../..")
 	if err != nil {

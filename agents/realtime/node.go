@@ -1,19 +1,14 @@
 package realtime
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/callproof/callproof/internal/subproc"
 )
 
 // NodeAgentStop bounds the wait for the agent's exit after SIGTERM; then
@@ -34,17 +29,13 @@ func InstallNodeAgents(ctx context.Context, root string) error {
 
 // NodeAgent is agents/openai-twilio (the OpenAI Agents SDK behind its
 // Twilio transport) running under node, its model being the Realtime
-// server at the URL it was started with.
+// server at the URL it was started with. Log and Stop (SIGTERM, then a
+// kill NodeAgentStop later) are subproc.Process's.
 type NodeAgent struct {
 	// URL is the agent's Twilio Media Streams endpoint (ws://…/media-stream).
 	URL string
 
-	cmd      *exec.Cmd
-	stderr   *lockedBuffer
-	exited   chan struct{}
-	exitCode int
-	once     sync.Once
-	killed   bool
+	*subproc.Process
 }
 
 // StartNodeAgent starts `node server.mjs --port 0` in root's
@@ -54,84 +45,9 @@ func StartNodeAgent(ctx context.Context, node, root, realtimeURL string) (*NodeA
 	cmd := exec.Command(node, "server.mjs", "--port", "0")
 	cmd.Dir = filepath.Join(root, "agents", "openai-twilio")
 	cmd.Env = append(os.Environ(), "REALTIME_URL="+realtimeURL, "OPENAI_AGENTS_DISABLE_TRACING=1")
-	a := &NodeAgent{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = a.stderr
-	stdout, err := cmd.StdoutPipe()
+	p, err := subproc.Start(ctx, cmd, "listening ", NodeAgentStop)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("agent: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start node: %w", err)
-	}
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				select {
-				case port <- p:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		a.exitCode = cmd.ProcessState.ExitCode()
-		close(a.exited)
-	}()
-	select {
-	case p := <-port:
-		a.URL = "ws://127.0.0.1:" + p + "/media-stream"
-		return a, nil
-	case <-a.exited:
-		return nil, fmt.Errorf("agent exited (status %d) before listening:\n%s", a.exitCode, a.Log())
-	case <-ctx.Done():
-		_, _ = a.Stop()
-		return nil, fmt.Errorf("agent not listening: %w:\n%s", ctx.Err(), a.Log())
-	}
-}
-
-// Log is what the agent wrote to stderr so far.
-func (a *NodeAgent) Log() string { return a.stderr.String() }
-
-// Stop sends SIGTERM, kills the agent if it is still running
-// NodeAgentStop later, and returns its exit status. The error says it had
-// to be killed. Safe to call more than once.
-func (a *NodeAgent) Stop() (int, error) {
-	a.once.Do(func() {
-		_ = a.cmd.Process.Signal(syscall.SIGTERM)
-		t := time.NewTimer(NodeAgentStop)
-		defer t.Stop()
-		select {
-		case <-a.exited:
-		case <-t.C:
-			a.killed = true
-			_ = a.cmd.Process.Kill()
-			<-a.exited
-		}
-	})
-	<-a.exited
-	if a.killed {
-		return a.exitCode, errors.New("agent still running " + NodeAgentStop.String() + " after SIGTERM: killed")
-	}
-	return a.exitCode, nil
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	return &NodeAgent{URL: "ws://127.0.0.1:" + p.Said + "/media-stream", Process: p}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
@@ -27,8 +28,35 @@ type Speech interface {
 // says the words cannot be trusted to carry the agent's claim; the caller
 // then records the text with UncertainMarker so the scorer reads it as
 // undecided, never as a pass.
+//
+// A call hears nothing while its script plays: it keeps each utterance's
+// audio (up to MaxUtterance) and recognizes them all in Flush, once the
+// script is over, so recognition never competes with the frame clock of
+// the call it belongs to, and nothing in the call's timing waits for
+// words (triggers use the detector's speech start and end).
 type Hearer interface {
 	Hear(ctx context.Context, pcm audio.PCM) (text string, uncertain bool, err error)
+}
+
+// Draft is an utterance's first decode (Checker).
+type Draft struct {
+	Text      string
+	Uncertain bool
+	// Claims says the words may carry a claim or a read-back (a value,
+	// claim words): a cross-check could change what a verdict reads.
+	Claims bool
+	// Raw is the Checker's own record of the decode, for Check.
+	Raw any
+}
+
+// Checker is an optional Hearer capability: decode every utterance once
+// (Draft) and cross-check (Check) only those a verdict reads. The call
+// cross-checks the utterances after the caller's last one began (where
+// the claims after the last consequential act are) whatever their first
+// decode says, and before it those whose draft Claims (read-backs).
+type Checker interface {
+	Draft(ctx context.Context, pcm audio.PCM) (Draft, error)
+	Check(ctx context.Context, pcm audio.PCM, d Draft) (text string, uncertain bool, err error)
 }
 
 // UncertainMarker starts the recorded text of an utterance the recognizer
@@ -50,12 +78,23 @@ const (
 	DefaultMaxUtterance = time.Minute
 	// DefaultNoiseDBFS is the level background noise is mixed in at.
 	DefaultNoiseDBFS = -30.0
-	// DefaultHearTimeout bounds the transcription of one utterance.
-	DefaultHearTimeout = 10 * time.Second
+	// DefaultHearTimeout bounds the recognition of a call's utterances
+	// after its script: they may wait their turn behind a whole run's
+	// (the harness's hearing.Pool).
+	DefaultHearTimeout = 10 * time.Minute
 	// WaitStretch multiplies the script's bounds on waiting for an audio
 	// call (callsim.Stretcher): real speech runs slower than the text
 	// protocol's 300 ms a word.
 	WaitStretch = 3.0
+	// MaxTranscriptBytes bounds the text kept of one transcript from the
+	// agent (the per-event text cap, callsim.DefaultMaxEventTextBytes):
+	// the rest is cut and callsim.TruncationMarker put in its place.
+	MaxTranscriptBytes = callsim.DefaultMaxEventTextBytes
+	// MaxPendingTranscripts bounds the transcripts waiting for their
+	// utterance to end; more is a flood (ErrFlood). With
+	// MaxTranscriptBytes it bounds what an agent's words can hold in
+	// memory, as the marks' bounds do for marks.
+	MaxPendingTranscripts = 1000
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms): the end is recorded that
 	// much after the audio stopped.
@@ -120,10 +159,9 @@ type Call struct {
 	paced     atomic.Bool
 	paceDone  chan struct{}
 	paceStop  chan struct{}
-	pending   sync.WaitGroup // transcriptions under way
-	waiting   atomic.Bool    // Recv is blocked on an empty inbox
-	recvs     atomic.Int64   // Recv calls begun
-	emitted   atomic.Int64   // events handed to the inbox
+	waiting   atomic.Bool  // Recv is blocked on an empty inbox
+	recvs     atomic.Int64 // Recv calls begun
+	emitted   atomic.Int64 // events handed to the inbox
 	recorded  atomic.Bool
 
 	mu sync.Mutex // everything below
@@ -156,7 +194,10 @@ type Call struct {
 	stopAt      int64   // bytes played when the utterance ending now stopped
 	tick        int     // the frame clock: the tick being played
 	turns       *turns
-	echoes      []Echo // the first maxEchoes marks echoed, for Echoes
+	toHear      []heardJob // utterances ended, heard in Flush
+	uttOnset    int        // the tick the utterance in progress began
+	callerOnset int        // the tick the caller's latest utterance began (-1: none yet)
+	echoes      []Echo     // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 }
@@ -218,6 +259,8 @@ func New(cfg Config, w Wire, read func() error) *Call {
 		noises:   map[string]*playing{},
 		lat:      newHistogram(),
 		turns:    newTurns(),
+
+		callerOnset: -1,
 	}
 	vc := cfg.VAD
 	if vc == (audio.VADConfig{}) {
@@ -421,6 +464,24 @@ func speechFrame(phase, id, text string) callsim.Frame {
 	return callsim.Frame{Message: m, Raw: raw}
 }
 
+// HangUp is the agent's hang-up on a wire that has no hang-up message
+// (a clean close of the connection). The stream is gone with it, as on a
+// phone line: audio still queued is never heard (an agent that paces its
+// audio in real time has none left). The utterance in progress ends
+// there, then a hangup event with reason is handed on.
+func (c *Call) HangUp(reason string) {
+	c.mu.Lock()
+	var fs []callsim.Frame
+	if c.speaking {
+		fs = c.endUtteranceLocked(false)
+	}
+	c.queue = c.queue[:0]
+	c.mu.Unlock()
+	m := native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: reason}}
+	raw, _ := json.Marshal(m)
+	c.Emit(append(fs, callsim.Frame{Message: m, Raw: raw})...)
+}
+
 // Enqueue queues agent μ-law for playout; past MaxQueuedAudio it is a
 // flood (ErrFlood), which the reader returns.
 func (c *Call) Enqueue(ulaw []byte) error {
@@ -444,10 +505,19 @@ const lateWords = time.Second
 // its previous transcript. Words that come after their utterance ended
 // without words, before another began and within lateWords of audio,
 // are that utterance's text. A transcript without words says nothing and
-// is left out: it would otherwise take the place of the next one.
-func (c *Call) Transcript(text string) {
+// is left out: it would otherwise take the place of the next one. Its
+// text is cut to MaxTranscriptBytes; more than MaxPendingTranscripts
+// waiting is a flood (ErrFlood), which the reader returns.
+func (c *Call) Transcript(text string) error {
 	if strings.TrimSpace(text) == "" {
-		return
+		return nil
+	}
+	if len(text) > MaxTranscriptBytes {
+		n := MaxTranscriptBytes
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n] + " " + callsim.TruncationMarker
 	}
 	c.mu.Lock()
 	if w := c.wordless; w != nil && !c.speaking && len(c.transcripts) == 0 && c.queued-w.queued <= int64(audio.Samples(lateWords)) {
@@ -459,10 +529,15 @@ func (c *Call) Transcript(text string) {
 		}
 		c.mu.Unlock()
 		c.Emit(speechFrame(native.PhaseText, w.id, strings.Join(strings.Fields(text), " ")))
-		return
+		return nil
+	}
+	if len(c.transcripts) >= MaxPendingTranscripts {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: over %d transcripts waiting for their utterance", ErrFlood, MaxPendingTranscripts)
 	}
 	c.transcripts = append(c.transcripts, transcript{at: c.queued, words: strings.Fields(text)})
 	c.mu.Unlock()
+	return nil
 }
 
 // PlaceMark puts a mark after everything queued; with nothing queued it
@@ -499,10 +574,9 @@ func (c *Call) Clear() {
 	c.played = c.queued
 	c.marks = c.marks[:0]
 	var fs []callsim.Frame
-	var job *heardJob
 	id := c.uttID()
 	if c.speaking {
-		fs, job = c.endUtteranceLocked(true)
+		fs = c.endUtteranceLocked(true)
 	}
 	c.mu.Unlock()
 	c.wire.Echo(names)
@@ -519,7 +593,6 @@ func (c *Call) Clear() {
 		fs = []callsim.Frame{{Message: m, Raw: raw}}
 	}
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
 }
 
 func (c *Call) uttID() string { return "a" + strconv.Itoa(c.utt) }
@@ -574,6 +647,9 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 	c.tick = n
 	talking, noise := len(c.talking) > 0, len(c.noises) > 0
 	if talking {
+		if c.talkPos == 0 {
+			c.callerOnset = n
+		}
 		cur := c.talking[0]
 		k := copy(frame, cur[c.talkPos:])
 		c.talkPos += k
@@ -603,19 +679,16 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 func (c *Call) playFrame(at time.Duration) {
 	c.mu.Lock()
 	var fs []callsim.Frame
-	var job *heardJob
 	var reached []string
 	if len(c.queue) == 0 {
 		// The agent's audio ran out. A short gap is a bot streaming
 		// slower than real time for a moment, not the end of its turn.
 		c.dry++
-		var job *heardJob
 		if c.speaking && c.dry >= DryFrames {
-			fs, job = c.endUtteranceLocked(false)
+			fs = c.endUtteranceLocked(false)
 		}
 		c.mu.Unlock()
 		c.Emit(fs...)
-		c.hearAfterEnd(job)
 		return
 	}
 	c.dry = 0
@@ -646,6 +719,7 @@ func (c *Call) playFrame(at time.Duration) {
 		c.speaking = true
 		c.wordless = nil
 		c.utt++
+		c.uttOnset = c.tick
 		c.heard = c.heard[:0]
 		for _, p := range c.preroll {
 			c.heard = append(c.heard, p...)
@@ -654,7 +728,7 @@ func (c *Call) playFrame(at time.Duration) {
 		fs = append(fs, speechFrame(native.PhaseStart, c.uttID(), ""))
 	case c.speaking && ev == audio.VADOffset:
 		c.keepLocked(pcm)
-		fs, job = c.endUtteranceLocked(false)
+		fs = c.endUtteranceLocked(false)
 	case c.speaking:
 		c.keepLocked(pcm)
 	}
@@ -666,7 +740,6 @@ func (c *Call) playFrame(at time.Duration) {
 	c.mu.Unlock()
 	c.wire.Echo(reached)
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
 }
 
 func (c *Call) keepLocked(pcm audio.PCM) {
@@ -676,9 +749,8 @@ func (c *Call) keepLocked(pcm audio.PCM) {
 }
 
 // endUtteranceLocked closes the utterance in progress; its text follows
-// once the recognizer has heard it: the returned job, which the caller
-// starts (hearAfterEnd) once it has emitted the frames.
-func (c *Call) endUtteranceLocked(cleared bool) ([]callsim.Frame, *heardJob) {
+// once the recognizer has heard it.
+func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	if !cleared {
 		c.stopAt = c.played
 	}
@@ -690,24 +762,21 @@ func (c *Call) endUtteranceLocked(cleared bool) ([]callsim.Frame, *heardJob) {
 	c.vad.Reset()
 	id := c.uttID()
 	fs := []callsim.Frame{speechFrame(native.PhaseEnd, id, "")}
-	var job *heardJob
 	if text, ok := c.ownWordsLocked(cleared); ok {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
 		pcm := append(audio.PCM(nil), c.heard...)
-		// Started by whoever emits the end, once it is out, so the text
-		// never overtakes it. The agent's own words may still follow the
-		// end (a WebRTC agent sends them after its last packet, and the
-		// detector may end the utterance first): they win.
+		// Heard in Flush, after the script. The agent's own words may
+		// still follow the end (a WebRTC agent sends them after its last
+		// packet, and the detector may end the utterance first): they win.
 		drop := new(atomic.Bool)
-		c.pending.Add(1)
-		job = &heardJob{id: id, pcm: pcm, drop: drop}
+		c.toHear = append(c.toHear, heardJob{id: id, pcm: pcm, drop: drop, onset: c.uttOnset})
 		c.wordless = &ending{id: id, queued: c.queued, drop: drop}
 	} else {
 		c.wordless = &ending{id: id, queued: c.queued}
 	}
 	c.heard = c.heard[:0]
-	return fs, job
+	return fs
 }
 
 // ownWordsLocked gives the words of the utterance ending now from the
@@ -737,24 +806,21 @@ func (c *Call) ownWordsLocked(cleared bool) (string, bool) {
 }
 
 type heardJob struct {
-	id   string
-	pcm  audio.PCM
-	drop *atomic.Bool
+	id    string
+	pcm   audio.PCM
+	drop  *atomic.Bool
+	onset int  // the tick the utterance began
+	late  bool // began after the caller's last utterance did: always cross-checked
+	text  string
+	heard bool
 }
 
-// hearAfterEnd starts the transcription of an utterance whose end the
-// caller has just emitted. Only that caller may start it: another
-// goroutine (the pacer) starting it between the end's creation and its
-// emission let the text overtake a clear.
-func (c *Call) hearAfterEnd(j *heardJob) {
-	if j != nil {
-		go c.hear(*j)
-	}
-}
-
-func (c *Call) hear(j heardJob) {
-	defer c.pending.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), orDur(c.cfg.HearTimeout, DefaultHearTimeout))
+// hearAll recognizes the call's kept utterances (the script is over):
+// each decoded once, at once (a shared pool, the Hearer's, bounds the
+// decoders), then the ones a verdict reads cross-checked (Checker). A
+// failed or timed-out recognition is recorded as uncertain.
+func (c *Call) hearAll(ctx context.Context, jobs []heardJob) []heardJob {
+	ctx, cancel := context.WithTimeout(ctx, orDur(c.cfg.HearTimeout, DefaultHearTimeout))
 	defer cancel()
 	go func() {
 		select {
@@ -763,43 +829,73 @@ func (c *Call) hear(j heardJob) {
 		case <-ctx.Done():
 		}
 	}()
-	text, uncertain, err := c.cfg.Hearing.Hear(ctx, j.pcm)
-	if j.drop.Load() {
-		return // the agent's own words came meanwhile
+	var wg sync.WaitGroup
+	for i := range jobs {
+		j := &jobs[i]
+		if j.drop.Load() {
+			continue // the agent's own words came meanwhile
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, uncertain, err := c.hearOne(ctx, j)
+			if err != nil {
+				text, uncertain = "", true
+			}
+			if uncertain {
+				text = UncertainMarker + " " + text
+			} else {
+				text = RecognizedMarker + " " + text
+			}
+			j.text, j.heard = text, true
+		}()
 	}
-	if err != nil {
-		text, uncertain = "", true
-	}
-	if uncertain {
-		text = UncertainMarker + " " + text
-	} else {
-		text = RecognizedMarker + " " + text
-	}
-	c.Emit(speechFrame(native.PhaseText, j.id, text))
+	wg.Wait()
+	return jobs
 }
 
-// Flush closes the agent's utterance in progress, waits for every
-// transcription, and returns once Recv has handed each derived event on
-// and is waiting again.
+func (c *Call) hearOne(ctx context.Context, j *heardJob) (string, bool, error) {
+	ch, ok := c.cfg.Hearing.(Checker)
+	if !ok {
+		return c.cfg.Hearing.Hear(ctx, j.pcm)
+	}
+	d, err := ch.Draft(ctx, j.pcm)
+	if err != nil {
+		return "", true, err
+	}
+	if !d.Uncertain && (j.late || d.Claims) {
+		return ch.Check(ctx, j.pcm, d)
+	}
+	return d.Text, d.Uncertain, nil
+}
+
+// Flush closes the agent's utterance in progress, recognizes every kept
+// utterance, and returns once Recv has handed each derived event on and
+// is waiting again.
 func (c *Call) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	var fs []callsim.Frame
-	var job *heardJob
 	if c.speaking && len(c.queue) == 0 {
-		fs, job = c.endUtteranceLocked(false)
+		fs = c.endUtteranceLocked(false)
+	}
+	jobs := c.toHear
+	c.toHear = nil
+	for i := range jobs {
+		jobs[i].late = jobs[i].onset > c.callerOnset
 	}
 	c.mu.Unlock()
 	c.Emit(fs...)
-	c.hearAfterEnd(job)
-	heard := make(chan struct{})
-	go func() {
-		c.pending.Wait()
-		close(heard)
-	}()
-	select {
-	case <-heard:
-	case <-ctx.Done():
-		return fmt.Errorf("transcription: %w", context.Cause(ctx))
+	if len(jobs) > 0 {
+		// In utterance order: a text event names its utterance, and the
+		// scorer places it at the utterance's start.
+		for _, j := range c.hearAll(ctx, jobs) {
+			if j.heard && !j.drop.Load() {
+				c.Emit(speechFrame(native.PhaseText, j.id, j.text))
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("transcription: %w", context.Cause(ctx))
+		}
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -880,8 +976,7 @@ func (c *Call) TurnTaking() callsim.TurnTaking {
 }
 
 // Shutdown stops the clock, closes the connection with closeWire (which
-// must make the reader return), waits for the reader and the
-// transcriptions, and writes the recording if one was asked for. Safe to
+// must make the reader return), waits for the reader, and writes the recording if one was asked for. Safe to
 // call more than once; later calls return the first one's error.
 func (c *Call) Shutdown(closeWire func() error) error {
 	c.closeOnce.Do(func() {
@@ -890,7 +985,6 @@ func (c *Call) Shutdown(closeWire func() error) error {
 		c.closeErr = closeWire()
 		c.readOnce.Do(func() { close(c.readDone) })
 		<-c.readDone
-		c.pending.Wait()
 		if c.rec != nil {
 			if err := c.writeRecording(c.cfg.RecordTo); err != nil && c.closeErr == nil {
 				c.closeErr = err

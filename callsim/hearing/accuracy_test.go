@@ -72,7 +72,7 @@ func TestEntityAccuracy(t *testing.T) {
 					if wide {
 						var pcm []int16
 						if pcm, outs[i].err = studio(voice, spoken(s.text, style)); outs[i].err == nil {
-							outs[i].res, outs[i].err = r.decode16(context.Background(), DefaultBin, pcm, g)
+							outs[i].res, outs[i].err = r.decode16(context.Background(), DefaultBin, pcm, g, true, r.CrossCheck)
 						}
 					} else {
 						var pcm []int16

@@ -525,3 +525,13 @@ func next(ws []string, i int) string {
 	}
 	return ""
 }
+
+// Claims reports whether a first decode (Recognizer.Decode) could carry
+// a claim or a read-back: it names a value or has claim words. Only such
+// an utterance can have a cross-check change what a verdict reads of it,
+// unless the claim itself was misheard away (the caller cross-checks the
+// utterances where a claim is due whatever they say).
+func (g *Grammar) Claims(res Result) bool {
+	h := g.Normalize(res.Words)
+	return !h.Uncertain && (len(h.Entities) > 0 || len(g.cueKinds(res.Words)) > 0)
+}

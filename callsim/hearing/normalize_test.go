@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/callproof/callproof/trace"
 )
 
 func TestNormalize(t *testing.T) {
@@ -143,5 +145,16 @@ func TestHear(t *testing.T) {
 	}
 	if a := agreement(w("a b c d"), w("a c d e")); a != 0.75 {
 		t.Errorf("agreement = %v, want 0.75", a)
+	}
+}
+
+// A cancel or delete effect brings the cancel verbs in, whatever the
+// tool is called.
+func TestGrammarCancelEffects(t *testing.T) {
+	for _, eff := range []trace.Effect{trace.EffectCancel, trace.EffectDelete} {
+		tools := []trace.ToolSpec{{Name: "void_entry", Effect: eff, Table: "entries", KeyArg: "ref", Consequential: true}}
+		if j := BuildGrammar(tools, nil).JSGF(); !strings.Contains(j, "cancelled") {
+			t.Errorf("%s: grammar lacks %q", eff, "cancelled")
+		}
 	}
 }

@@ -50,6 +50,13 @@ type Recognizer struct {
 	// records. It triples the decoding time and is what makes Uncertain
 	// useful (docs/PERFORMANCE.md).
 	CrossCheck bool
+	// Nice, when above 0, runs the decoder under nice(1) at that
+	// niceness: recognition then yields the CPU to the calls' frame
+	// clocks and to the agent (DefaultNice in the harness).
+	Nice int
+	// Pool, when set, bounds the decoder runs under way at once, across
+	// every Recognizer sharing it.
+	Pool *Pool
 
 	// mirror is the upsampler's image gain; 0 means defaultMirror. Tests
 	// set it to measure alternatives.
@@ -81,22 +88,60 @@ type Result struct {
 
 // Recognize decodes 8 kHz mono 16-bit samples against g.
 func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Result, error) {
+	path, err := r.lookPath() // wraps exec.ErrNotFound when it is missing
+	if err != nil || len(pcm) == 0 {
+		return Result{}, err
+	}
+	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, true, r.CrossCheck)
+}
+
+// Decode is Recognize's first decode alone, whatever CrossCheck says: the
+// one every utterance needs. Check adds the cross-check later, to the
+// utterances whose words a verdict reads.
+func (r *Recognizer) Decode(ctx context.Context, pcm []int16, g *Grammar) (Result, error) {
+	path, err := r.lookPath()
+	if err != nil || len(pcm) == 0 {
+		return Result{}, err
+	}
+	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, true, false)
+}
+
+// Check adds the cross-check decodes (Result.Check, Result.Free) to res,
+// the first decode of pcm: Grammar.Hear of the result is then what
+// Recognize with CrossCheck gives.
+func (r *Recognizer) Check(ctx context.Context, pcm []int16, g *Grammar, res Result) (Result, error) {
+	path, err := r.lookPath()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(pcm) == 0 {
+		res.Check, res.Free = []string{}, []string{}
+		return res, nil
+	}
+	c, err := r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, false, true)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Check, res.Free = c.Check, c.Free
+	res.Confidence = agreement(res.Words, res.Check)
+	return res, nil
+}
+
+func (r *Recognizer) lookPath() (string, error) {
 	bin := r.Bin
 	if bin == "" {
 		bin = DefaultBin
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return Result{}, fmt.Errorf("hearing: %w", err) // wraps exec.ErrNotFound when it is missing
+		return "", fmt.Errorf("hearing: %w", err)
 	}
-	if len(pcm) == 0 {
-		return Result{}, nil
-	}
-	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g)
+	return path, nil
 }
 
-// decode16 decodes 16 kHz samples.
-func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g *Grammar) (Result, error) {
+// decode16 decodes 16 kHz samples: the first decode (first) and the
+// cross-check's two (check).
+func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g *Grammar, first, check bool) (Result, error) {
 	dict, err := r.dictionary()
 	if err != nil {
 		return Result{}, err
@@ -154,11 +199,13 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 	}
 	decode := func(tuning []string) ([]string, error) { return decodeWith(base, tuning) }
 	var res Result
-	if res.Words, err = decode(decoderArgs(defaultTuning(), r.Args)); err != nil {
-		return Result{}, err
+	if first {
+		if res.Words, err = decode(decoderArgs(defaultTuning(), r.Args)); err != nil {
+			return Result{}, err
+		}
+		res.Text = strings.Join(res.Words, " ")
 	}
-	res.Text = strings.Join(res.Words, " ")
-	if r.CrossCheck {
+	if check {
 		if res.Check, err = decode(decoderArgs(checkTuning(), r.Args)); err != nil {
 			return Result{}, err
 		}
@@ -248,8 +295,19 @@ func (r *Recognizer) timeout() time.Duration {
 
 // run executes one bounded program and returns its stdout.
 func (r *Recognizer) run(ctx context.Context, path string, args ...string) ([]byte, error) {
+	release, err := r.Pool.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, r.timeout())
 	defer cancel()
+	if r.Nice > 0 {
+		if nice, err := exec.LookPath("nice"); err == nil {
+			args = append([]string{"-n", strconv.Itoa(r.Nice), path}, args...)
+			path = nice
+		}
+	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.WaitDelay = time.Second // do not wait on a stuck pipe after the kill
 	var out bytes.Buffer

@@ -37,7 +37,7 @@ func claimCues() map[string][]string {
 }
 
 // effectVerbs are the verbs agents most often confirm an effect with
-// (update, create, delete). The claim reader knows more synonyms, but each
+// (update, create, cancel and delete). The claim reader knows more synonyms, but each
 // short word in the free loop is one more place for a misheard sound to
 // land ("add", "log", "set" soaked up digits in our trials), so only the
 // common ones are in; the catalogue's own verbs come in with its words.
@@ -47,7 +47,7 @@ func effectVerbs(effect string) []string {
 		return strings.Fields("update change move reschedule modify switch put make")
 	case "create":
 		return strings.Fields("create book place make reserve schedule submit send issue order refund ship process")
-	case "delete":
+	case "delete", "cancel":
 		return strings.Fields("cancel delete remove")
 	}
 	return nil

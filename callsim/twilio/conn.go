@@ -63,6 +63,12 @@ const (
 	// reach them; more is a flood. Each is echoed on the call's frame
 	// clock, so their number bounds that work.
 	DefaultMaxPendingMarks = 1000
+	// MaxTranscriptBytes bounds the text kept of one transcript; the rest
+	// is cut (audiocall.MaxTranscriptBytes).
+	MaxTranscriptBytes = audiocall.MaxTranscriptBytes
+	// MaxPendingTranscripts bounds the transcripts waiting for their
+	// utterance; more is a flood (audiocall.MaxPendingTranscripts).
+	MaxPendingTranscripts = audiocall.MaxPendingTranscripts
 	// EventForeignStream is the event recorded on the call for each frame
 	// from the agent that names another stream (or none): Twilio ignores
 	// such frames, and so does the caller. Its payload is the frame's
@@ -71,6 +77,10 @@ const (
 	EventForeignStream = "twilio.foreign_stream"
 	// MaxForeignFieldBytes bounds each field an EventForeignStream keeps.
 	MaxForeignFieldBytes = 64
+	// ReasonClosedCleanly is the hang-up's reason when the agent closes
+	// the WebSocket with a normal closure (1000): its hang-up. Audio it
+	// queued that was not played yet is never heard.
+	ReasonClosedCleanly = "agent closed the stream (normal closure)"
 	// DryFrames is how many frames the agent's audio may run out before
 	// its utterance counts as over (100 ms).
 	DryFrames = audiocall.DryFrames
@@ -299,6 +309,12 @@ func (c *Conn) start(s native.Start) error {
 	params[ParamToolsBaseURL] = s.Tools.BaseURL
 	params[ParamToolsToken] = s.Tools.Token
 	params[ParamToolsCatalog] = string(cat)
+	if s.CallDate != "" {
+		params[ParamCallDate] = s.CallDate
+	}
+	if s.TimeZone != "" {
+		params[ParamTimeZone] = s.TimeZone
+	}
 	c.wmu.Lock()
 	c.sids.account = sid(AccountPrefix, s.CallID)
 	c.sids.call = sid(CallPrefix, s.CallID)
@@ -333,6 +349,10 @@ func (c *Conn) reader() error {
 				err = fmt.Errorf("%w: over %d bytes", callsim.ErrOversizedFrame, c.limit.Load())
 			case readdeadline.IsTimeout(err):
 				err = c.rd.TimedOut()
+			case websocket.IsCloseError(err, websocket.CloseNormalClosure):
+				// Twilio has no hang-up event: an agent ends the call
+				// by closing its stream.
+				c.HangUp(ReasonClosedCleanly)
 			}
 			return err
 		}
@@ -369,7 +389,9 @@ func (c *Conn) reader() error {
 		case m.Event == EventClear:
 			c.Clear()
 		case m.Event == EventTranscript && m.Transcript != nil:
-			c.Transcript(m.Transcript.Text)
+			if err := c.Transcript(m.Transcript.Text); err != nil {
+				return err
+			}
 		default:
 			raw := append([]byte(nil), b...)
 			c.Emit(callsim.Frame{Message: native.Message{Event: "twilio." + m.Event}, Raw: raw})

@@ -2,6 +2,7 @@ package twilio
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,8 +20,11 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 	for name, want := range map[string]any{
 		"twilio.DefaultMaxMarkNameBytes": int64(DefaultMaxMarkNameBytes),
 		"twilio.DefaultMaxPendingMarks":  int64(DefaultMaxPendingMarks),
+		"twilio.MaxTranscriptBytes":      int64(MaxTranscriptBytes),
+		"twilio.MaxPendingTranscripts":   int64(MaxPendingTranscripts),
 		"twilio.EventForeignStream":      EventForeignStream,
 		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
+		"twilio.ReasonClosedCleanly":     ReasonClosedCleanly,
 	} {
 		written, ok := refs[name]
 		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s", name) {
@@ -32,5 +36,16 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 				assert.Equal(t, want, got, "%s as written: %q", name, w)
 			}
 		}
+	}
+}
+
+// The Twilio section names every custom parameter the caller adds.
+func TestProtocolDocNamesTwilioParams(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/PROTOCOL.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(raw), "## Twilio Media Streams dialect")
+	require.True(t, ok)
+	for _, p := range []string{ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamCallDate, ParamTimeZone} {
+		assert.Contains(t, sec, "`"+p+"`")
 	}
 }

@@ -9,4 +9,6 @@ const (
 	ParamToolsBaseURL = "toolsBaseUrl"    // POST {toolsBaseUrl}/{tool} with a JSON object of arguments
 	ParamToolsToken   = "toolsToken"      // Authorization: Bearer <toolsToken>
 	ParamToolsCatalog = "toolsCatalog"    // the tool catalogue as JSON ([]trace.ToolSpec)
+	ParamCallDate     = "callDate"        // the call's date, YYYY-MM-DD (start.callDate)
+	ParamTimeZone     = "timeZone"        // the call's IANA time zone (start.timeZone)
 )

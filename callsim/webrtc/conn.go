@@ -373,7 +373,9 @@ func (c *Conn) native(raw []byte) {
 			} `json:"transcript"`
 		}
 		if json.Unmarshal(raw, &t) == nil && t.Transcript != nil {
-			c.Transcript(t.Transcript.Text)
+			if err := c.Transcript(t.Transcript.Text); err != nil {
+				c.fail(err)
+			}
 			return
 		}
 	case native.EventClear:

@@ -63,7 +63,7 @@ func TestCallOverEachSignaling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPeer(t)
-			tr := &Transport{Signaling: tc.signaling, Trickle: tc.trickle, CallID: "c1"}
+			tr := &Transport{Signaling: tc.signaling, Trickle: tc.trickle, CallID: "c1", CallDate: "2026-12-07", TimeZone: "America/New_York"}
 			tr.Speech = toneSpeech{}
 			c := dial(t, tr, p.url(tc.path))
 			pc := <-p.newCall
@@ -118,7 +118,8 @@ func TestCallOverEachSignaling(t *testing.T) {
 				assert.Equal(t, 1, p.deletes, "WHIP ends with DELETE")
 			} else {
 				require.Len(t, p.requests, 1)
-				assert.Equal(t, map[string]any{"callproof": map[string]any{"callId": "c1"}}, p.requests[0]["requestData"])
+				assert.Equal(t, map[string]any{"callproof": map[string]any{"callId": "c1", "callDate": "2026-12-07", "timeZone": "America/New_York"}},
+					p.requests[0]["requestData"])
 			}
 		})
 	}
@@ -176,6 +177,14 @@ func TestAgentFaults(t *testing.T) {
 			// its RTCP reports come once a second: longer than this.
 			c.SetIdleTimeout(50 * time.Millisecond)
 		}, callsim.ErrUnresponsive},
+		{"transcript flood", func(t *testing.T, _ *Conn, pc *peerCall) {
+			// Transcripts with no audio before them wait for an
+			// utterance that never comes: their number is bounded.
+			dc := pc.channel(t)
+			for range audiocall.MaxPendingTranscripts + 1 {
+				require.NoError(t, dc.SendText(`{"event":"transcript","transcript":{"text":"again"}}`))
+			}
+		}, audiocall.ErrFlood},
 		{"flood", func(t *testing.T, c *Conn, pc *peerCall) {
 			// Far faster than real time until the call ends: loopback UDP
 			// drops packets of a burst when the reader is slow, so a fixed

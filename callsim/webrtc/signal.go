@@ -104,6 +104,8 @@ type smallWebRTC struct {
 	url    string
 	callID string
 	pcID   string
+	// The call's calendar, beside callId in requestData ("" left out).
+	callDate, timeZone string
 }
 
 type swOffer struct {
@@ -132,8 +134,14 @@ type swPatch struct {
 }
 
 func (s *smallWebRTC) Offer(ctx context.Context, offer string) (string, error) {
-	body, err := json.Marshal(swOffer{SDP: offer, Type: "offer",
-		RequestData: map[string]any{"callproof": map[string]string{"callId": s.callID}}})
+	data := map[string]string{"callId": s.callID}
+	if s.callDate != "" {
+		data["callDate"] = s.callDate
+	}
+	if s.timeZone != "" {
+		data["timeZone"] = s.timeZone
+	}
+	body, err := json.Marshal(swOffer{SDP: offer, Type: "offer", RequestData: map[string]any{"callproof": data}})
 	if err != nil {
 		return "", err
 	}

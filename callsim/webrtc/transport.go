@@ -58,6 +58,8 @@ type Transport struct {
 	// RecordDir, when set, holds one recording per call; HearingFor
 	// builds the call's recognizer from its catalogue and records.
 	CallID     string
+	CallDate   string // the call's calendar, sent in requestData ("" left out)
+	TimeZone   string
 	RecordDir  string
 	HearingFor func(c callsim.CallSetup) audiocall.Hearer
 
@@ -77,7 +79,7 @@ func (t *Transport) ForCall(c callsim.CallSetup) callsim.Transport {
 	api, err := t.pionAPI()
 	cp := &Transport{Config: t.Config, Signaling: t.Signaling, Signaler: t.Signaler, Trickle: t.Trickle,
 		HTTPClient: t.HTTPClient, AnyAddress: t.AnyAddress, MaxFrameBytes: t.MaxFrameBytes, MaxAhead: t.MaxAhead,
-		CallID: c.ID, RecordDir: t.RecordDir, HearingFor: t.HearingFor}
+		CallID: c.ID, CallDate: c.CallDate, TimeZone: c.TimeZone, RecordDir: t.RecordDir, HearingFor: t.HearingFor}
 	// One pion API for every call of the run.
 	cp.apiOnce.Do(func() { cp.api, cp.apiErr = api, err })
 	if t.RecordDir != "" {
@@ -105,7 +107,7 @@ func (t *Transport) signaler(agentURL string) (Signaler, error) {
 	}
 	switch t.Signaling {
 	case "", SignalingSmallWebRTC:
-		return &smallWebRTC{client: client, url: agentURL, callID: t.CallID}, nil
+		return &smallWebRTC{client: client, url: agentURL, callID: t.CallID, callDate: t.CallDate, timeZone: t.TimeZone}, nil
 	case SignalingWHIP:
 		return &whip{client: client, url: agentURL}, nil
 	}

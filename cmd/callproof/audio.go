@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/harness"
@@ -86,27 +87,32 @@ func (p *runPlan) audioFromMeta() error {
 	return p.audio.check(p.scale)
 }
 
-// setUp puts the chosen dialect into env.
-func (a audioFlags) setUp(env *harness.Env, out string) error {
+// setUp puts the chosen dialect into env, and returns the run's
+// recognizer of agent speech (nil in text mode). Recognition runs at the
+// end of each call's script, queued in the run's pool: a call waits up to
+// harness.HearingFlushTimeout for it.
+func (a audioFlags) setUp(env *harness.Env, out string) (*harness.Hearing, error) {
 	if a.name() == transportNative {
-		return nil
+		return nil, nil
 	}
-	o := harness.AudioOptions{SpeechCache: a.cache, Voice: a.voice, Hearing: harness.DefaultHearing()}
+	h := harness.NewHearing(a.pool)
+	env.Simulator = callsim.New(callsim.Options{Clock: env.Clock, FlushTimeout: harness.HearingFlushTimeout})
+	o := harness.AudioOptions{SpeechCache: a.cache, Voice: a.voice, Hearing: h.For}
 	if a.record {
 		o.RecordDir = filepath.Join(out, harness.RecordingsDir)
 	}
 	if a.name() == transportWebRTC {
 		t, err := harness.WebRTCTransport(o, harness.WebRTCOptions{Signaling: a.signaling, Trickle: a.trickle})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		env.Transport, env.TransportName = t, transportWebRTC
-		return nil
+		return h, nil
 	}
 	t, err := harness.TwilioTransport(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	env.Transport, env.TransportName = t, transportTwilio
-	return nil
+	return h, nil
 }

@@ -80,7 +80,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer")
 	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
 	scale := c.Float64("scale", 1, "native: time scale offered to the agent")
-	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native: spread the calls' starts over this long")
+	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native, or twilio with --suite: spread the calls' starts over this long")
+	against := c.String("against", "", "native, or twilio with --suite: a previous load --json output whose verdicts every call must get (e.g. one at 10 calls)")
+	atOnce := c.Int("at-once", 0, "native, or twilio with --suite: calls at once (default --calls): fewer measures the verdicts --against compares with")
+	c.IntVar(&af.pool, "recognizers", 0, "twilio with --suite: decoders at once (default cores-1)")
 	noPreflight := c.Bool("no-preflight", false, "with --agent: "+noPreflightUsage)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
@@ -92,7 +95,22 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 		}
-		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON, noPreflight: *noPreflight}, stdout, stderr)
+		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON,
+			against: *against, atOnce: *atOnce, noPreflight: *noPreflight}, stdout, stderr)
+	}
+	if af.transport == transportTwilio && c.set("suite") {
+		for _, f := range []string{"duration", "fidelity", "scale", "signaling", "trickle"} {
+			if c.set(f) {
+				fmt.Fprintf(stderr, "callproof load: --%s is not for scored audio load (--transport twilio --suite)\n", f)
+				return exitUsage
+			}
+		}
+		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: 1, ramp: *ramp, agent: *agent, json: *asJSON,
+			against: *against, atOnce: *atOnce, noPreflight: *noPreflight, audio: &af, voice: *voice, cache: *cache}, stdout, stderr)
+	}
+	if c.set("recognizers") || c.set("against") || c.set("at-once") {
+		fmt.Fprintln(stderr, "callproof load: --recognizers, --against and --at-once are for --transport native or twilio with --suite")
+		return exitUsage
 	}
 	for _, f := range []string{"suite", "scale", "ramp"} {
 		if c.set(f) {

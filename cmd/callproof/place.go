@@ -35,13 +35,15 @@ func (p placement) place(ctx context.Context, ps []harness.Placement, stderr io.
 		return nil, err
 	}
 	defer env.Close()
-	if err := p.audio.setUp(env, p.out); err != nil {
+	hear, err := p.audio.setUp(env, p.out)
+	if err != nil {
 		res.Close()
 		return nil, err
 	}
 	r := env.Runner()
 	r.Concurrency, r.TimeScale, r.Suite, r.Agent, r.Results = max(p.conc, 1), p.scale, p.suite, p.agent, res
 	bar := newProgress(stderr)
+	defer bar.recognition(hear)()
 	r.Progress = bar.update
 	r.Warm.Progress = speechProgress(stderr, "")
 	out, err := r.Place(ctx, p.agent, ps)

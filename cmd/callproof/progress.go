@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scorer"
 )
 
@@ -15,7 +17,11 @@ import (
 type progress struct {
 	w   io.Writer
 	tty bool
-	n   int
+
+	mu    sync.Mutex // the fields below; the bar is drawn from two goroutines
+	n     int
+	last  string // the latest bar, without the recognition's figures
+	extra func() string
 }
 
 func newProgress(w io.Writer) *progress {
@@ -32,10 +38,51 @@ func newProgress(w io.Writer) *progress {
 	return p
 }
 
+// recognition adds the run's recognizer's queue to the bar, redrawn
+// every second while calls wait for it (audio runs recognize after each
+// call's script, so the bar may stand still while they do). The func it
+// returns stops the redrawing.
+func (p *progress) recognition(h *harness.Hearing) func() {
+	if !p.tty || h == nil {
+		return func() {}
+	}
+	p.mu.Lock()
+	p.extra = func() string {
+		st := h.Pool()
+		if st.Waiting+st.Running == 0 && st.Done == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" · recognizing: %d queued, %d running, %d done", st.Waiting, st.Running, st.Done)
+	}
+	p.mu.Unlock()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				if p.last != "" {
+					p.drawLocked(p.last)
+				}
+				p.mu.Unlock()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
 func (p *progress) update(done, total int, s scorer.CallScore) {
 	if !p.tty || total == 0 {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	const width = 30
 	fill := done * width / total
 	verdict := "ok"
@@ -45,7 +92,14 @@ func (p *progress) update(done, total int, s scorer.CallScore) {
 			verdict = string(s.Outcome)
 		}
 	}
-	line := fmt.Sprintf("\r[%s%s] %d/%d %s %s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, s.Call, verdict)
+	p.last = fmt.Sprintf("\r[%s%s] %d/%d %s %s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total, s.Call, verdict)
+	p.drawLocked(p.last)
+}
+
+func (p *progress) drawLocked(line string) {
+	if p.extra != nil {
+		line += p.extra()
+	}
 	pad := p.n - len(line)
 	p.n = len(line)
 	if pad > 0 {
@@ -55,6 +109,9 @@ func (p *progress) update(done, total int, s scorer.CallScore) {
 }
 
 func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = "" // nothing to redraw after the newline
 	if p.tty && p.n > 0 {
 		fmt.Fprintln(p.w)
 	}

@@ -79,6 +79,7 @@ type audioFlags struct {
 	record                  bool
 	signaling               string // webrtc
 	trickle                 bool   // webrtc
+	pool                    int    // audio: decoders at once (0: hearing.DefaultPoolSize)
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -347,7 +348,8 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	defer env.Close()
-	if err := p.audio.setUp(env, p.out); err != nil {
+	hear, err := p.audio.setUp(env, p.out)
+	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
 		return exitBroken
 	}
@@ -355,6 +357,7 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	r.Concurrency, r.TimeScale, r.Seed, r.Suite, r.Agent, r.Results = conc, p.scale, p.seed, p.suite, p.agent, res
 	r.Ramp = p.ramp
 	bar := newProgress(stderr)
+	defer bar.recognition(hear)()
 	r.Progress = bar.update
 	r.Warm.Progress = speechProgress(stderr, "run")
 	r.DropHistories = true // read back from disk below

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/reports"
+	"github.com/callproof/callproof/trace"
 )
 
 type textLoadArgs struct {
@@ -24,6 +26,12 @@ type textLoadArgs struct {
 	ramp         time.Duration
 	json         bool
 	noPreflight  bool // skip the check of an external --agent
+	against      string
+	atOnce       int
+	// audio, when set, places the suite's calls over Twilio Media Streams
+	// with the caller's voice and cache, recognizing the agent's speech.
+	audio        *audioFlags
+	voice, cache string
 }
 
 // textLoadReport is what load --transport native --json prints.
@@ -55,12 +63,36 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof load: --suite: %v\n", err)
 		return exitUsage
 	}
+	transport := transportNative
+	if a.audio != nil {
+		transport = transportTwilio
+		if a.cache == "" {
+			a.cache = harness.DefaultSpeechCache()
+		}
+		a.audio.voice, a.audio.cache = a.voice, a.cache
+	}
+	var against map[string]string
+	if a.against != "" {
+		var prev harness.TextLoadResult
+		data, err := os.ReadFile(a.against)
+		if err == nil {
+			err = json.Unmarshal(data, &prev)
+		}
+		if err == nil && len(prev.Verdicts) == 0 {
+			err = fmt.Errorf("no verdicts in it (a load --json output)")
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: --against %s: %v\n", a.against, err)
+			return exitUsage
+		}
+		against = prev.Verdicts
+	}
 	if a.agent != "" {
-		if err := checkAgentFor(transportNative, a.agent); err != nil {
+		if err := checkAgentFor(transport, a.agent); err != nil {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitUsage
 		}
-		if !a.noPreflight && !preflight("load", audioFlags{transport: transportNative}, a.agent, stderr) {
+		if !a.noPreflight && !preflight("load", audioFlags{transport: transport}, a.agent, stderr) {
 			return exitNoAgent
 		}
 	}
@@ -73,7 +105,13 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 	var agent *exec.Cmd
 	url := a.agent
 	if url == "" {
-		if agent, url, err = startCareful(ctx); err != nil {
+		args := []string{"agent", "careful", "--listen", "127.0.0.1:0"}
+		if a.audio != nil {
+			// The project's audio-only agent: it speaks and sends no
+			// transcript, so every utterance is recognized.
+			args = append(args, "--transport", "twilio", "--no-transcript", "--speech-cache", a.cache)
+		}
+		if agent, url, err = startCareful(ctx, args); err != nil {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitBroken
 		}
@@ -84,7 +122,22 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
-	res, err := harness.RunTextLoad(ctx, harness.TextLoadOptions{Agent: url, Cases: cases, Calls: a.calls, Ramp: a.ramp, Scale: a.scale})
+	o := harness.TextLoadOptions{Agent: url, Cases: cases, Calls: a.calls, Ramp: a.ramp, Scale: a.scale, Against: against, Concurrency: a.atOnce}
+	bar := newProgress(stderr)
+	o.Progress = bar.update
+	stopBar := func() {}
+	if a.audio != nil {
+		o.Setup = func(env *harness.Env) (*harness.Hearing, error) {
+			h, err := a.audio.setUp(env, "")
+			if err == nil {
+				stopBar = bar.recognition(h)
+			}
+			return h, err
+		}
+	}
+	res, err := harness.RunTextLoad(ctx, o)
+	stopBar()
+	bar.done()
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitBroken
@@ -107,23 +160,48 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 	if ctx.Err() != nil {
 		return exitIncomplete
 	}
-	if res.Overloaded > 0 || res.Usual < res.Scored || len(res.Errors) > 0 {
+	if res.Overloaded > 0 || res.Usual < res.Scored || len(res.Errors) > 0 || res.Outcomes[trace.OutcomeHarnessError] > 0 ||
+		(against != nil && res.AgainstSame < res.Calls) {
 		return 1
 	}
 	return exitOK
 }
 
 func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
-	fmt.Fprintf(w, "calls %d at once (suite %s, starts over %s, scale %g) · %s\n", r.Calls, r.Suite, a.ramp, a.scale, r.Duration.Round(time.Millisecond))
+	transport := transportNative
+	if a.audio != nil {
+		transport = transportTwilio + ", agent speech recognized"
+	}
+	atOnce := r.Calls
+	if a.atOnce > 0 {
+		atOnce = min(a.atOnce, r.Calls)
+	}
+	fmt.Fprintf(w, "calls %d, %d at once (suite %s, %s, starts over %s, scale %g, %d cores) · %s\n", r.Calls, atOnce, r.Suite, transport, a.ramp, a.scale, runtime.NumCPU(), r.Duration.Round(time.Millisecond))
 	var outs []string
 	for o, n := range r.Outcomes {
 		outs = append(outs, fmt.Sprintf("%s %d", o, n))
 	}
 	sort.Strings(outs)
 	fmt.Fprintf(w, "outcomes: %s · overloaded %d · integrity %d\n", strings.Join(outs, ", "), r.Overloaded, r.Integrity)
-	fmt.Fprintf(w, "verdicts: %d/%d scored calls got their scenario's usual verdicts\n", r.Usual, r.Scored)
+	fmt.Fprintf(w, "verdicts: %d/%d scored calls got their scenario's usual verdicts · axis 6 decided in %d\n", r.Usual, r.Scored, r.Decided)
 	for _, d := range r.Differing {
 		fmt.Fprintf(w, "  %s\n", d)
+	}
+	if a.against != "" {
+		fmt.Fprintf(w, "against %s: %d/%d calls got its verdicts\n", a.against, r.AgainstSame, r.Calls)
+		for _, d := range r.AgainstDiffering {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	}
+	if r.FrameLatenessMax > 0 {
+		fmt.Fprintf(w, "caller frames: worst %s late\n", r.FrameLatenessMax.Round(time.Microsecond))
+	}
+	if g := r.Recognition; g != nil {
+		fmt.Fprintf(w, "recognition: %d calls, %d first decodes, %d cross-checks; %d decoders at once at nice %d; decoders' CPU %s\n",
+			g.Calls, g.Drafts, g.Checks, g.PoolSize, g.Nice, r.ChildCPU.Round(time.Millisecond))
+		fmt.Fprintf(w, "recognition time: per call p50 %s max %s · after the last call's script %s · calls' real time p50 %s max %s\n",
+			g.PerCallP50.Round(time.Millisecond), g.PerCallMax.Round(time.Millisecond), g.After.Round(time.Millisecond),
+			g.RealTimeP50.Round(time.Millisecond), g.RealTimeMax.Round(time.Millisecond))
 	}
 	if l := r.Lateness; l != nil {
 		fmt.Fprintf(w, "harness lateness (script time, each call's worst): p50 %s p99 %s max %s (%s)\n",
@@ -150,8 +228,8 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 
 // startCareful runs `callproof agent careful` on a loopback port in a
 // separate process and returns it with its URL.
-func startCareful(ctx context.Context) (*exec.Cmd, string, error) {
-	return startSelf(ctx, "the careful agent", []string{"agent", "careful", "--listen", "127.0.0.1:0"}, func(l string) (string, bool) {
+func startCareful(ctx context.Context, args []string) (*exec.Cmd, string, error) {
+	return startSelf(ctx, "the careful agent", args, func(l string) (string, bool) {
 		if _, u, ok := strings.Cut(l, " listening on "); ok && len(strings.Fields(u)) > 0 {
 			return strings.Fields(u)[0], true
 		}

@@ -64,6 +64,53 @@ func Value(want any, s string) (any, error) {
 	return n, nil
 }
 
+// Mismatches compares the constants code (keyed pkg.Name, as Refs keys
+// them) with what doc states of them, and describes each one the doc
+// never states or states otherwise; none means they agree. Integer
+// constants compare by value, whatever their Go type.
+func Mismatches(doc string, code map[string]any, pkgs ...string) []string {
+	refs := Refs(doc, pkgs...)
+	var out []string
+	for _, name := range sortedKeys(code) {
+		want := code[name]
+		written, ok := refs[name]
+		if !ok {
+			out = append(out, fmt.Sprintf("never states %s as VALUE (`%s`)", name, name))
+			continue
+		}
+		for _, w := range written {
+			got, err := Value(want, w)
+			switch {
+			case err != nil:
+				out = append(out, fmt.Sprintf("%s: %q: %v", name, w, err))
+			case fmt.Sprint(normInt(want)) != fmt.Sprint(got):
+				out = append(out, fmt.Sprintf("%s: says %q, the code %v", name, w, want))
+			}
+		}
+	}
+	return out
+}
+
+// normInt widens an integer constant to int64, as Value reads counts.
+func normInt(v any) any {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int32:
+		return int64(n)
+	}
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // Spoken is a regexp matching d as prose may write it: 1500ms, 1500 ms,
 // 1.5s, 1.5 s, 2m, 2 min.
 func Spoken(d time.Duration) string {

@@ -183,9 +183,25 @@ func TestProtocolDocCatalogue(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	effects := []string{string(trace.EffectCreate), string(trace.EffectRead), string(trace.EffectUpdate)}
+	var effects []string
+	for _, e := range trace.Effects() {
+		effects = append(effects, string(e))
+	}
+	sort.Strings(effects)
 	assert.Equal(t, effects, list(line("effect")))
 	types := append([]string(nil), trace.ArgTypes()...)
 	sort.Strings(types)
 	assert.Equal(t, types, list(line("type")))
+}
+
+// TestProtocolDocStartFields: the start section explains every field of
+// start, each in its own bullet.
+func TestProtocolDocStartFields(t *testing.T) {
+	doc := protocolDoc(t)
+	_, sec, ok := strings.Cut(doc, "### `start`")
+	require.True(t, ok, "no ### `start` section")
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	for _, f := range jsonFields(native.Start{}) {
+		assert.Regexp(t, "\n- (`\\w+`( \\([^)]*\\))? and )?`"+f+"`", sec, "the start section has no bullet for %q", f)
+	}
 }

@@ -59,6 +59,10 @@ type Start struct {
 	Tools            Tools             `json:"tools"`
 	TimeScale        float64           `json:"timeScale"`
 	CustomParameters map[string]string `json:"customParameters,omitempty"`
+	// CallDate (YYYY-MM-DD) and TimeZone (IANA name) are the call's
+	// calendar: "tomorrow" is the day after CallDate in TimeZone.
+	CallDate string `json:"callDate,omitempty"`
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // Tools tells the agent where its tools are for this call.

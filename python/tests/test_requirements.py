@@ -1,7 +1,8 @@
-"""The test environment is exactly what python/requirements-test.txt pins.
+"""The test environment is exactly what python/requirements-*.txt pin.
 
-scripts/install-python.sh installs the file with --require-hashes; these
-tests keep the file itself honest (every requirement an exact version with
+scripts/install-python.sh installs requirements-test.txt (pytest) and
+requirements-pipecat.txt (agents/pipecat's bot, whole closure, --no-deps)
+with --require-hashes; these tests keep each file honest (every requirement an exact version with
 a sha256 hash, each name once) and check that the environment running them
 holds those versions, so a package added by hand shows up as a failure
 rather than as a test that passes here and fails on a fresh machine.
@@ -13,7 +14,7 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements-test.txt"
+REQUIREMENTS = [Path(__file__).resolve().parents[1] / name for name in ("requirements-test.txt", "requirements-pipecat.txt")]
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][^\s\\]*)$")
 _HASH = re.compile(r"^--hash=sha256:[0-9a-f]{64}$")
@@ -36,9 +37,9 @@ def _entries(text: str) -> list[list[str]]:
     return entries
 
 
-def _pins() -> dict[str, str]:
+def _pins(path: Path) -> dict[str, str]:
     pins: dict[str, str] = {}
-    for words in _entries(REQUIREMENTS.read_text()):
+    for words in _entries(path.read_text()):
         m = _PIN.match(words[0])
         assert m, f"{words[0]!r} is not pinned to an exact version (NAME==VERSION)"
         hashes = words[1:]
@@ -52,12 +53,20 @@ def _pins() -> dict[str, str]:
 
 
 def test_every_requirement_is_pinned_with_a_hash() -> None:
-    assert _pins(), "no requirements found"
+    for path in REQUIREMENTS:
+        assert _pins(path), f"no requirements found in {path.name}"
 
 
 def test_environment_has_the_pinned_versions() -> None:
-    for name, version in _pins().items():
-        assert metadata.version(name) == version, f"{name}: installed {metadata.version(name)}, pinned {version}"
+    for path in REQUIREMENTS:
+        for name, version in _pins(path).items():
+            assert metadata.version(name) == version, f"{path.name}: {name}: installed {metadata.version(name)}, pinned {version}"
+
+
+def test_files_agree_on_shared_packages() -> None:
+    test, bot = (_pins(p) for p in REQUIREMENTS)
+    for name in test.keys() & bot.keys():
+        assert test[name] == bot[name], f"{name}: {test[name]} in {REQUIREMENTS[0].name}, {bot[name]} in {REQUIREMENTS[1].name}"
 
 
 def test_an_unpinned_line_is_refused() -> None:

@@ -1,0 +1,10 @@
+// Package calibration holds the payments family's calibration set: the
+// scenarios in scenarios/ played against the variants of the payments line
+// (agents/payments), recorded in run/, hand-labelled in labels.yaml. The
+// gate (TestPaymentsAgreement) re-scores the run with today's scorer and
+// compares it with the labels under a ratchet: disagreements.txt lists the
+// cells known to disagree, and the test fails on any cell not listed or
+// any listed cell that now agrees. Re-record with
+//
+//	CALIBRATION_UPDATE=1 go test -race -run TestPaymentsRecord ./agents/payments/calibration/
+package calibration

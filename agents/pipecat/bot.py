@@ -1,0 +1,247 @@
+"""A Pipecat phone bot, written as a Pipecat user writes one, for callproof.
+
+It answers Twilio Media Streams on /ws with Pipecat 1.x parts used as
+shipped: FastAPIWebsocketTransport with TwilioFrameSerializer, Silero VAD,
+OpenAILLMService and a function registered with register_function. Only
+the services Pipecat leaves to its user are ours, each a subclass of
+Pipecat's own base class, so that the bot runs offline:
+
+- speech-to-text: PocketSphinxSTT (SegmentedSTTService), pocketsphinx from
+  PyPI with the English model its wheel carries;
+- text-to-speech: FliteTTS (TTSService), the flite binary;
+- the model: OpenAILLMService with base_url pointing at fake_llm.py, a
+  scripted stand-in for the cloud model.
+
+The one thing a bot changes to be tested by callproof: its tool handler
+posts to the tools URL and bearer token that arrive in the Twilio start's
+customParameters (toolsBaseUrl, toolsToken), which Pipecat's runner hands
+the bot as the call's body.
+
+    python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import wave
+
+import aiohttp
+import uvicorn
+from fastapi import FastAPI, WebSocket
+from loguru import logger
+from pocketsphinx import Decoder
+
+from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.audio.utils import create_stream_resampler
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.frames.frames import ErrorFrame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.runner import PipelineRunner
+from pipecat.pipeline.task import PipelineParams, PipelineTask
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.runner.utils import parse_telephony_websocket
+from pipecat.transcriptions.language import Language
+from pipecat.serializers.twilio import TwilioFrameSerializer
+from pipecat.services.llm_service import FunctionCallParams
+from pipecat.services.openai.llm import OpenAILLMService
+from pipecat.services.settings import STTSettings, TTSSettings
+from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.services.tts_service import TTSService
+from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
+from pipecat.utils.time import time_now_iso8601
+
+SPHINX_RATE = 16000  # the bundled model's rate
+
+
+class PocketSphinxSTT(SegmentedSTTService):
+    """Transcribes each VAD segment with pocketsphinx's bundled US English
+    model (open dictation). Loading it takes a second or two: build it off
+    the event loop (asyncio.to_thread)."""
+
+    @property
+    def wants_wav_segments(self) -> bool:
+        return False
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            settings=STTSettings(model="pocketsphinx en-us", language=Language.EN),
+            **kwargs,
+        )
+        self._decoder = Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
+        self._resampler = create_stream_resampler()
+
+    def _decode(self, pcm: bytes) -> str:
+        self._decoder.start_utt()
+        self._decoder.process_raw(pcm, full_utt=True)
+        self._decoder.end_utt()
+        hyp = self._decoder.hyp()
+        return hyp.hypstr if hyp else ""
+
+    async def run_stt(self, audio: bytes):
+        # Segments come at the pipeline's input rate (8 kHz from the phone).
+        audio = await self._resampler.resample(audio, self.sample_rate, SPHINX_RATE)
+        text = await asyncio.to_thread(self._decode, audio)
+        logger.info(f"heard: {text!r}")
+        if text:
+            yield TranscriptionFrame(text, self._user_id, time_now_iso8601())
+
+
+class FliteTTS(TTSService):
+    """Speaks with the flite binary (a WAV file per sentence)."""
+
+    def __init__(self, voice: str = "kal16", **kwargs):
+        super().__init__(
+            push_start_frame=True,
+            push_stop_frames=True,
+            settings=TTSSettings(model=None, voice=voice, language=None),
+            **kwargs,
+        )
+        self._voice = voice
+        self._resampler = create_stream_resampler()
+
+    async def run_tts(self, text: str, context_id: str):
+        with tempfile.NamedTemporaryFile(suffix=".wav") as f:
+            proc = await asyncio.create_subprocess_exec(
+                "flite", "-voice", self._voice, "-t", text, "-o", f.name,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            )
+            _, err = await proc.communicate()
+            if proc.returncode != 0:
+                yield ErrorFrame(error=f"flite: {err.decode(errors='replace')}")
+                return
+            with wave.open(f.name) as w:
+                rate, pcm = w.getframerate(), w.readframes(w.getnframes())
+        pcm = await self._resampler.resample(pcm, rate, self.sample_rate)
+        chunk = self.sample_rate // 10 * 2  # 100 ms
+        for i in range(0, len(pcm), chunk):
+            yield TTSAudioRawFrame(pcm[i : i + chunk], self.sample_rate, 1, context_id=context_id)
+
+
+UPDATE_ORDER = FunctionSchema(
+    name="update_order",
+    description="Change an order's delivery date or quantity.",
+    properties={
+        "order_number": {"type": "string"},
+        "delivery_date": {"type": "string", "description": "YYYY-MM-DD"},
+        "quantity": {"type": "string"},
+    },
+    required=["order_number"],
+)
+
+
+def tool_handler(tools_url: str, token: str):
+    """A Pipecat function that calls the call's tool over HTTP."""
+
+    async def handler(params: FunctionCallParams):
+        body = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
+        url = f"{tools_url.rstrip('/')}/{params.function_name}"
+        headers = {"Authorization": f"Bearer {token}"}
+        async with aiohttp.ClientSession() as s:
+            async with s.post(url, json=body, headers=headers) as r:
+                result = await r.json(content_type=None)
+                logger.info(f"{params.function_name} {body} -> {r.status}")
+        await params.result_callback(result)
+
+    return handler
+
+
+async def run_bot(websocket: WebSocket, args) -> None:
+    try:
+        _, call_data = await parse_telephony_websocket(websocket)
+    except ValueError as e:  # a connection that closed before its start
+        logger.info(f"no call: {e}")
+        return
+    body = call_data["body"] or {}
+    serializer = TwilioFrameSerializer(
+        stream_sid=call_data["stream_id"],
+        call_sid=call_data["call_id"],
+        params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
+    )
+    transport = FastAPIWebsocketTransport(
+        websocket=websocket,
+        params=FastAPIWebsocketParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            add_wav_header=False,
+            serializer=serializer,
+        ),
+    )
+    llm = OpenAILLMService(
+        api_key="not-used-by-the-fake",
+        base_url=args.llm_url,
+        settings=OpenAILLMService.Settings(model="fake"),
+    )
+    llm.register_function(
+        "update_order",
+        tool_handler(body.get("toolsBaseUrl", ""), body.get("toolsToken", "")),
+        cancel_on_interruption=args.cancel_on_interruption,
+    )
+    context = LLMContext(
+        messages=[{"role": "system", "content": "You change orders with update_order."}],
+        tools=ToolsSchema(standard_tools=[UPDATE_ORDER]),
+    )
+    aggregators = LLMContextAggregatorPair(
+        context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+    )
+    stt = await asyncio.to_thread(PocketSphinxSTT)
+    pipeline = Pipeline([
+        transport.input(),
+        stt,
+        aggregators.user(),
+        llm,
+        FliteTTS(voice=args.voice),
+        transport.output(),
+        aggregators.assistant(),
+    ])
+    task = PipelineTask(
+        pipeline,
+        params=PipelineParams(audio_in_sample_rate=8000, audio_out_sample_rate=8000),
+    )
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_client_disconnected(transport, client):
+        await task.cancel()
+
+    await PipelineRunner(handle_sigint=False).run(task)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0: any free port (printed)")
+    p.add_argument("--llm-url", required=True, help="the OpenAI-compatible server's /v1 URL")
+    p.add_argument("--no-cancel-on-interruption", dest="cancel_on_interruption", action="store_false",
+                   help="register update_order with cancel_on_interruption=False")
+    p.add_argument("--voice", default="kal16", help="flite's voice")
+    args = p.parse_args()
+    logger.remove()
+    logger.add(sys.stderr, level=os.environ.get("BOT_LOG_LEVEL", "INFO"))
+    app = FastAPI()
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket):
+        await websocket.accept()
+        await run_bot(websocket, args)
+
+    sock = socket.socket()
+    sock.bind((args.host, args.port))
+    sock.listen(128)  # connections wait in the backlog until uvicorn serves
+    print(f"listening on ws://{args.host}:{sock.getsockname()[1]}/ws", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+package pipecat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/callproof/callproof/internal/subproc"
+)
+
+// StopWait is how long Stop waits after SIGTERM before it kills.
+const StopWait = 10 * time.Second
+
+// Install runs scripts/install-python.sh in root (idempotent) and returns
+// the path of the virtual environment's python.
+func Install(ctx context.Context, root string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "install-python.sh"))
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("scripts/install-python.sh: %w\n%s", err, out)
+	}
+	return filepath.Join(root, ".venv", "bin", "python"), nil
+}
+
+// Script is what the fake model does (fake_llm.py's flags): the
+// update_order arguments of the caller's request and of putting it back
+// after a "stop", and the replies it speaks after each.
+type Script struct {
+	Request, Restore      map[string]string
+	Confirm, RestoreReply string
+}
+
+// Process is one of the Python programs, listening on URL. Log and Stop
+// (SIGTERM, then a kill StopWait later) are subproc.Process's.
+type Process struct {
+	URL string
+
+	*subproc.Process
+}
+
+// StartFake starts fake_llm.py, logging each request it answers to
+// logPath; its URL is the OpenAI-compatible base URL (…/v1).
+func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Process, error) {
+	req, err := json.Marshal(s.Request)
+	if err != nil {
+		return nil, err
+	}
+	restore, err := json.Marshal(s.Restore)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, python, root, "fake_llm.py", "--log", logPath, "--request-args", string(req),
+		"--restore-args", string(restore), "--confirm", s.Confirm, "--restore-reply", s.RestoreReply)
+}
+
+// StartBot starts bot.py with its model at llmURL; its URL is its Twilio
+// Media Streams endpoint (ws://…/ws). cancel is update_order's
+// cancel_on_interruption (Pipecat's default is true).
+func StartBot(ctx context.Context, python, root, llmURL string, cancel bool) (*Process, error) {
+	args := []string{"-W", "ignore::DeprecationWarning", "bot.py", "--llm-url", llmURL}
+	if !cancel {
+		args = append(args, "--no-cancel-on-interruption")
+	}
+	return start(ctx, python, root, args...)
+}
+
+// start runs python with args in agents/pipecat and waits, until ctx ends,
+// for the "listening on URL" line on its stdout.
+func start(ctx context.Context, python, root string, args ...string) (*Process, error) {
+	cmd := exec.Command(python, args...)
+	cmd.Dir = filepath.Join(root, "agents", "pipecat")
+	p, err := subproc.Start(ctx, cmd, "listening on ", StopWait)
+	if err != nil {
+		return nil, err
+	}
+	return &Process{URL: p.Said, Process: p}, nil
+}

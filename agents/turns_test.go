@@ -1,0 +1,72 @@
+package agents
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/protocol/native"
+)
+
+// heldClock never fires: the test reads the engine's timers off its state.
+type heldClock struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *heldClock) AfterFunc(time.Duration, func()) func() bool {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return func() bool { return true }
+}
+
+// A turn of several utterances (the next one's onset before the previous
+// one's final, docs/PROTOCOL.md "speech") ends only at the final that
+// leaves no utterance open: a final mid-turn starts no end-of-turn wait,
+// so the agent never acts on half a turn however its timers run.
+func TestTurnEndsAtLastOpenUtterance(t *testing.T) {
+	for _, cfg := range []Config{Careful(), Naive()} {
+		t.Run(cfg.Name, func(t *testing.T) {
+			cfg.Clock = &heldClock{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
+			e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
+			s.eng = e
+			speech := func(id, phase, text string) {
+				require.False(t, e.frame(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: phase, Text: text}}))
+			}
+			e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
+				Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+
+			speech("u1", native.PhaseOnset, "")
+			speech("u1", native.PhasePartial, "Hi, please")
+			speech("u2", native.PhaseOnset, "")
+			speech("u1", native.PhaseFinal, "Hi, please ship order 5590 today.")
+			require.False(t, e.eotPending, "a final with u2 open started the end-of-turn wait")
+			require.False(t, e.settled())
+			require.Equal(t, "5590", e.slots["order_number"], "the final's words are heard at once")
+
+			speech("u2", native.PhasePartial, "No,")
+			speech("u2", native.PhaseFinal, "No, order 5599.")
+			require.True(t, e.eotPending, "the turn's last final starts the end-of-turn wait")
+			require.Equal(t, "5599", e.slots["order_number"])
+
+			// The wait's timer decides on the whole turn.
+			e.timer(timerEvent{kind: timerEOT, id: e.eotGen})
+			require.True(t, e.settled())
+			require.NotNil(t, e.job, "the settled turn starts the tool job")
+
+			// A lone utterance still ends its turn at its final.
+			speech("u3", native.PhaseOnset, "")
+			require.False(t, e.eotPending)
+			speech("u3", native.PhaseFinal, "Thanks.")
+			require.True(t, e.eotPending)
+		})
+	}
+}
