@@ -356,6 +356,10 @@ func TestCodes(t *testing.T) {
 		{"oh four one two", "code:412"}, // a leading "oh" is an interjection
 		{"alpha bravo charlie", "code:ABC"},
 		{"X-ray five", "code:X5"},
+		{"Romeo four November nine", "code:R4N9"},
+		{"November 9", "date:[m11 d9]"},
+		{"November nine", "date:[m11 d9]"},
+		{"7 p m", "time:19:00"},
 		{"order four one two eight, thanks", "code:4128"},
 		{"one two", "number:1; number:2"},
 		{"a table for two", "number:2"},

@@ -241,7 +241,7 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 				continue
 			}
 			w := textForm(cand)
-			if w != "" && strings.Contains(" "+text+" ", " "+w+" ") && !anyMentioned(text, heldF) {
+			if w != "" && namesPhrase(text, w) && !anyMentioned(text, heldF) {
 				fail(v.find("confirmation names \""+cand+"\", which the backend does not hold for the intended record", u.start, v.snapSeq))
 			}
 		}
@@ -287,7 +287,7 @@ func heardAny(c valueClass, named string, held []string) bool {
 
 func anyMentioned(text string, vals []string) bool {
 	for _, x := range vals {
-		if w := textForm(x); w != "" && strings.Contains(" "+text+" ", " "+w+" ") {
+		if w := textForm(x); w != "" && namesPhrase(text, w) {
 			return true
 		}
 	}
@@ -332,7 +332,7 @@ func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 	}
 	add := func(t, s string) {
 		n := v.norm(t, s)
-		if c := classOf(t, n); c != classNone {
+		if c := rawClass(t, s, n); c != classNone {
 			out[c] = appendUniq(out[c], n)
 		}
 	}

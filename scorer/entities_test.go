@@ -39,6 +39,9 @@ func TestScanEntities(t *testing.T) {
 		{"payment four one two eight", entity.Ref{}, classID, []string{"4128"}},
 		{"booking R four M nine", entity.Ref{}, classID, []string{"r4m9"}},
 		{"reference Romeo four Mike nine", entity.Ref{}, classID, []string{"r4m9"}},
+		{"reference Romeo four November nine", entity.Ref{}, classID, []string{"r4n9"}},
+		{"reference Romeo four November nine", entity.Ref{}, classDate, nil},
+		{"on November 9", entity.Ref{}, classDate, []string{"2026-11-09"}},
 		{"order double five nine oh", entity.Ref{}, classID, []string{"5590"}},
 		{"on the 8th", entity.Ref{}, classDate, []string{"dom:8"}},
 		{"12/08", entity.Ref{}, classDate, []string{"2026-12-08"}},
@@ -81,6 +84,37 @@ func TestSameHeardReadings(t *testing.T) {
 	for _, c := range cases {
 		if got := sameHeard(c.c, c.named, c.held); got != c.want {
 			t.Errorf("sameHeard(%v, %q, %q) = %v, want %v", c.c, c.named, c.held, got, c.want)
+		}
+	}
+}
+
+func TestRawClass(t *testing.T) {
+	for _, c := range []struct {
+		typ, raw string
+		want     valueClass
+	}{
+		{typeString, "215.00", classAmount}, {typeString, "215", classCount}, {typeInteger, "4", classCount},
+		{typeString, "4.5", classAmount}, {typeNumber, "215.00", classAmount}, {typeString, "v1.2", classID},
+	} {
+		if got := rawClass(c.typ, c.raw, normValue(c.typ, c.raw)); got != c.want {
+			t.Errorf("rawClass(%q, %q) = %v, want %v", c.typ, c.raw, got, c.want)
+		}
+	}
+}
+
+func TestNamesPhrase(t *testing.T) {
+	for _, c := range []struct {
+		text, w string
+		want    bool
+	}{
+		{"from your rainy day account", "rainy-day", true},
+		{"from your rainy-day account", "rainy day", true},
+		{"from your rainy-day account", "rainy-day", true},
+		{"from your rainy days account", "rainy-day", false},
+		{"from your everyday account", "every day", false},
+	} {
+		if got := namesPhrase(c.text, c.w); got != c.want {
+			t.Errorf("namesPhrase(%q, %q) = %v", c.text, c.w, got)
 		}
 	}
 }

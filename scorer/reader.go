@@ -61,7 +61,7 @@ func (f *facts) mentions(c valueClass, norm string, claimedOnly bool) bool {
 	}
 	if c == classText {
 		w := textForm(norm)
-		return w != "" && strings.Contains(" "+text+" ", " "+w+" ")
+		return w != "" && namesPhrase(text, w)
 	}
 	for _, x := range vs.cur[c] {
 		if sameHeard(c, x, norm) {
@@ -585,9 +585,14 @@ func (lx *lexicon) restoreAt(ws []string, j string) int {
 		if !lx.isDone(w) && !lx.isBase(w) {
 			continue
 		}
-		for k := i + 1; k < len(ws) && k <= i+4; k++ {
+		// four words, a code said one character at a time counting as one
+		// ("put booking four four seven one back")
+		for k, words := i+1, 0; k < len(ws) && words < 4; k, words = k+1, words+1 {
 			if ws[k] == "back" {
 				return i
+			}
+			if c, n := entity.SpokenCodeAt(ws, k); n > 1 && strings.ContainsAny(c, "0123456789") {
+				k += n - 1
 			}
 		}
 	}

@@ -53,13 +53,15 @@ func scanValues(s string, bareTime bool) valueSet {
 }
 
 // scan reads the classes in turn, each token used once. Times go before
-// dates so that "8 tonight" is a time, not today; spoken codes before
-// counts so that "four one two eight" is one code.
+// dates so that "8 tonight" is a time, not today; codes spelled with
+// letters before dates ("Romeo four November nine"); other spoken codes
+// before counts so that "four one two eight" is one code.
 func (sc *scanner) scan() {
 	sc.times()
+	sc.spokenCodes(true)
 	sc.dates()
 	sc.amounts()
-	sc.spokenCodes()
+	sc.spokenCodes(false)
 	sc.counts()
 	sc.ids()
 }
@@ -236,9 +238,17 @@ func (sc *scanner) amounts() {
 // spokenCodes: a code said one character at a time ("four one two
 // eight", "R four M nine", "Romeo four Mike nine", "double four seven
 // one"), read as the written code ("4128", "r4m9").
-func (sc *scanner) spokenCodes() {
+//
+// lettered: only codes with a letter and a digit and three characters or
+// more ("Romeo four November nine"), read before dates so that "four
+// November" inside one is not the 4th of November; the rest are read
+// after dates and amounts.
+func (sc *scanner) spokenCodes(lettered bool) {
 	sc.each(func(ts []string, i int) int {
 		c, n := entity.SpokenCodeAt(ts, i)
+		if n > 0 && lettered && !(len(c) >= 3 && strings.ContainsAny(c, "0123456789") && strings.Trim(c, "0123456789") != "") {
+			n = 0
+		}
 		if n > 0 {
 			sc.out.add(classID, idForm(c), sc.prior(i))
 			sc.mark(i, i+n)
