@@ -195,6 +195,24 @@ func ClockAt(ts []string, i int, bare bool) Clock {
 		}
 		return Clock{}
 	}
+	// "seven-thirty": an hour and its minutes in one hyphenated token
+	if a, b, ok := strings.Cut(t, "-"); ok && !strings.Contains(b, "-") {
+		hv, hk, hord, hok := numWord(a)
+		mv, mk, mord, mok := numWord(b)
+		if hok && mok && !hord && !mord && (hk == kUnit || hk == kTeen) && hv >= 1 && hv <= 12 && (mk == kTens || mk == kTeen) && mv >= 10 {
+			return withHalf(int(hv), int(mv), i+1, false)
+		}
+	}
+	// "half seven" (7:30, as said in Britain), with am/pm or after at/by/for
+	if t == "half" {
+		if n := NumberAt(ts, i+1); n.Used == 1 && n.Words && !n.Ordinal && n.Int >= 1 && n.Int <= 12 {
+			ap, _ := HalfOfDay(ts, i+2)
+			prev := word(ts, i-1)
+			if ap != "" || prev == "at" || prev == "by" || prev == "for" || prev == "until" {
+				return withHalf(int(n.Int), 30, i+2, false)
+			}
+		}
+	}
 	n := NumberAt(ts, i)
 	if n.Used == 0 || n.Ordinal || n.Int < 1 || len(DigitsOf(t)) > 2 {
 		return Clock{}
