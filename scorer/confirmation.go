@@ -224,6 +224,16 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 			}
 		}
 	}
+	// A pair in words ("forty-four seventy-one", "two fifteen") names the
+	// code or the amount the record holds, or it is a mismatch.
+	if len(held[classID]) > 0 || len(held[classAmount]) > 0 {
+		for _, p := range named.pairs {
+			code, whole, cents := pairReadings(p)
+			if !heardAny(classID, code, held[classID]) && !heardAny(classAmount, whole, held[classAmount]) && !heardAny(classAmount, cents, held[classAmount]) {
+				fail(v.find("confirmation names "+code+" (or "+cents+"), which the backend does not hold for the intended record", u.start, v.snapSeq))
+			}
+		}
+	}
 	text := u.f.ctext
 	if u.f.claim == claimRestored {
 		text = u.f.text

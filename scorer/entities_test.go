@@ -26,9 +26,7 @@ func TestScanEntities(t *testing.T) {
 		{"one thousand two hundred dollars and fifty cents", entity.Ref{}, classAmount, []string{"1200.5"}},
 		{"two fifty dollars", entity.Ref{}, classAmount, []string{"250|2.5"}},
 		{"fifteen bucks", entity.Ref{}, classAmount, []string{"15"}},
-		{"a payment of two fifty", entity.Ref{}, classAmount, []string{"250|2.5"}},
-		{"twelve forty-five", entity.Ref{}, classAmount, []string{"1245|12.45"}},
-		{"two fifty people", entity.Ref{}, classAmount, nil},
+		{"a payment of two fifty", entity.Ref{}, classAmount, nil}, // a pair: see TestScanPairs
 		{"two hundred", entity.Ref{}, classAmount, nil},
 		{"9 am", entity.Ref{}, classTime, []string{"09:00"}},
 		{"9:00 am", entity.Ref{}, classTime, []string{"09:00"}},
@@ -54,11 +52,34 @@ func TestScanEntities(t *testing.T) {
 	for _, c := range cases {
 		ts := tokens(c.text)
 		var out valueSet
-		sc := scanner{ts: ts, used: make([]bool, len(ts)), ref: c.ref, bareAmount: c.c == classAmount, out: &out}
+		sc := scanner{ts: ts, used: make([]bool, len(ts)), ref: c.ref, out: &out}
 		sc.scan()
 		if !slices.Equal(out.cur[c.c], c.cur) {
 			t.Errorf("%q: %v %q, want %q", c.text, c.c, out.cur[c.c], c.cur)
 		}
+	}
+}
+
+func TestScanPairs(t *testing.T) {
+	for text, want := range map[string][]string{
+		"a payment of two fifty":            {"2:50"},
+		"booking forty-four seventy-one":    {"44:71"},
+		"twelve forty-five":                 {"12:45"},
+		"two fifty people":                  nil,
+		"on December 8, twenty twenty-six":  nil,
+		"at seven thirty":                   nil,
+		"instead of forty-four seventy-one": nil,
+	} {
+		f := scanValues(text, true)
+		if !slices.Equal(f.pairs, want) {
+			t.Errorf("%q: pairs %q, want %q", text, f.pairs, want)
+		}
+	}
+	if c, w, p := pairReadings("44:71"); c != "4471" || w != "4471" || p != "44.71" {
+		t.Errorf("pairReadings(44:71) = %s %s %s", c, w, p)
+	}
+	if c, w, p := pairReadings("2:5"); c != "205" || w != "205" || p != "2.05" {
+		t.Errorf("pairReadings(2:5) = %s %s %s", c, w, p)
 	}
 }
 
@@ -171,6 +192,8 @@ func TestConfirmationByDimension(t *testing.T) {
 		{"Done. Payment 4128 is now two hundred fifteen dollars at 09:00.", Pass},
 		{"Done. Payment 4128 is now fifteen dollars at 9 am.", Fail},
 		{"Done. Payment 4128 is now two fifteen at 9 am.", Pass},
+		{"Done. Payment forty-one twenty-eight is now $215 at 9 am.", Pass},
+		{"Done. Payment forty-one twenty-nine is now $215 at 9 am.", Fail},
 		{"Done. Payment 4128 is now two fifty at 9 am.", Fail},
 		{"Done. Payment 4128 is now two hundred and fifteen dollars at 9 pm.", Fail},
 		{"Done. Payment four one two nine is now two hundred and fifteen dollars at 9 am.", Fail},
@@ -246,6 +269,9 @@ func TestDatesAccounted(t *testing.T) {
 		{"I've moved order 5590 to the 3rd.", Pass},
 		{"I've moved order 5590 to the third of December.", Pass},
 		{"I've moved order 5590 to 12/03.", Pass},
+		{"I've moved order 5590 to December 3, twenty twenty-six.", Pass},
+		{"I've moved order fifty-five ninety to December 3.", Pass},
+		{"I've moved order fifty-five ninety-nine to December 3.", Fail},
 		{"I've moved order 5590 to the 4th.", Fail},
 		{"I've moved order 5590 to tomorrow.", Unknown},
 		{"I've moved order 5590 to tomorrow, the 4th.", Fail},

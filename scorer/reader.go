@@ -68,6 +68,14 @@ func (f *facts) mentions(c valueClass, norm string, claimedOnly bool) bool {
 			return true
 		}
 	}
+	if c == classID || c == classAmount {
+		for _, p := range vs.pairs {
+			code, whole, cents := pairReadings(p)
+			if c == classID && sameHeard(c, code, norm) || c == classAmount && (sameHeard(c, whole, norm) || sameHeard(c, cents, norm)) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
@@ -82,9 +90,6 @@ type lexicon struct {
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
-	// bareAmount: some argument is a number (an amount), so "two fifty"
-	// with no currency word is an amount, 250 or 2.50.
-	bareAmount bool
 	ref        entity.Ref // the call's date (callRef): relative dates resolve against it
 }
 
@@ -265,9 +270,6 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 			if a.Type == typeTime {
 				lx.bareTime = true
 			}
-			if a.Type == typeNumber {
-				lx.bareAmount = true
-			}
 		}
 		if t.Table != "" {
 			lx.nouns[singular(strings.ToLower(t.Table))] = true
@@ -381,7 +383,7 @@ func (lx *lexicon) read(s string) facts {
 
 func (lx *lexicon) scanTokens(ts []string) valueSet {
 	var out valueSet
-	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, bareAmount: lx.bareAmount, keyWords: lx.nouns, ref: lx.ref, out: &out}
+	sc := scanner{ts: ts, used: make([]bool, len(ts)), bareTime: lx.bareTime, keyWords: lx.nouns, ref: lx.ref, out: &out}
 	sc.scan()
 	return out
 }
@@ -389,6 +391,9 @@ func (lx *lexicon) scanTokens(ts []string) valueSet {
 func merge(dst *valueSet, src valueSet) {
 	for _, x := range src.unplaced {
 		dst.unplaced = appendUniq(dst.unplaced, x)
+	}
+	for _, x := range src.pairs {
+		dst.pairs = appendUniq(dst.pairs, x)
 	}
 	for c, xs := range src.cur {
 		for _, x := range xs {

@@ -15,6 +15,10 @@ type valueSet struct {
 	// unplaced are values named that cannot be compared with any record:
 	// relative dates ("tomorrow") in a history without the call's date.
 	unplaced []string
+	// pairs are numbers said as two groups in words that no class took
+	// ("forty-four seventy-one", "two fifteen"), as "hi:lo": a code
+	// (4471), an amount (215 or 2.15), whichever the record holds.
+	pairs []string
 }
 
 func (s *valueSet) add(c valueClass, x string, prior bool) {
@@ -36,8 +40,6 @@ type scanner struct {
 	ts       []string
 	used     []bool
 	bareTime bool // "at 8" is a time (the catalogue has a time argument)
-	// bareAmount: "two fifty" is an amount (the catalogue has a number argument)
-	bareAmount bool
 	keyWords   map[string]bool // words that introduce a record key ("booking 512")
 	ref        entity.Ref      // the call's date: relative dates resolve against it
 	out        *valueSet
@@ -62,6 +64,7 @@ func (sc *scanner) scan() {
 	sc.dates()
 	sc.amounts()
 	sc.spokenCodes(false)
+	sc.pairs()
 	sc.counts()
 	sc.ids()
 }
@@ -216,12 +219,6 @@ func (sc *scanner) amounts() {
 			return 0
 		}
 		m := entity.MoneyAt(ts, i)
-		if m.Used == 0 && sc.bareAmount {
-			// "a payment of two fifty": a pair in words is an amount
-			if n := entity.NumberAt(ts, i); n.Pair && !entity.IsCountNoun(nextWord(ts, i+n.Used)) {
-				m = entity.Money{Value: n.Value, Alt: amount(strconv.FormatInt(n.Hi, 10) + "." + twoDigits(int(n.Lo))), Used: n.Used}
-			}
-		}
 		if m.Used == 0 {
 			return 0
 		}
@@ -255,6 +252,32 @@ func (sc *scanner) spokenCodes(lettered bool) {
 		}
 		return n
 	})
+}
+
+// pairs: a number said as two groups in words ("forty-four seventy-one")
+// left over by times, dates, amounts and codes, unless it counts
+// something ("two fifty people") or is a year after a date.
+func (sc *scanner) pairs() {
+	sc.each(func(ts []string, i int) int {
+		n := entity.NumberAt(ts, i)
+		if !n.Pair || !n.Words || entity.IsCountNoun(nextWord(ts, i+n.Used)) || sc.prior(i) {
+			return 0
+		}
+		if i > 0 && sc.used[i-1] && n.Hi >= 19 && n.Hi <= 20 {
+			return 0 // "December 8, twenty twenty-six": a year
+		}
+		sc.out.pairs = appendUniq(sc.out.pairs, strconv.FormatInt(n.Hi, 10)+":"+strconv.FormatInt(n.Lo, 10))
+		sc.mark(i, i+n.Used)
+		return n.Used
+	})
+}
+
+// pairReadings are the values a pair "hi:lo" can name: the code and the
+// amount hi*100+lo, and the amount hi.lo.
+func pairReadings(p string) (code, whole, cents string) {
+	a, b, _ := strings.Cut(p, ":")
+	lo, _ := strconv.Atoi(b)
+	return idForm(a + twoDigits(lo)), amount(a + twoDigits(lo)), amount(a + "." + twoDigits(lo))
 }
 
 var countLeads = map[string]bool{"quantity": true, "qty": true, "size": true, "count": true}
