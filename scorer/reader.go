@@ -90,7 +90,7 @@ type lexicon struct {
 	cancel   bool            // the catalogue has a cancel or delete action
 	nouns    map[string]bool // record nouns: "booking", "order"
 	bareTime bool            // some argument is a time: "at 8" is a time
-	ref        entity.Ref // the call's date (callRef): relative dates resolve against it
+	ref      entity.Ref      // the call's date (callRef): relative dates resolve against it
 }
 
 // verbFamily is one effect's verbs with their forms, computed once.

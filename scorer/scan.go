@@ -39,10 +39,10 @@ func (s *valueSet) add(c valueClass, x string, prior bool) {
 type scanner struct {
 	ts       []string
 	used     []bool
-	bareTime bool // "at 8" is a time (the catalogue has a time argument)
-	keyWords   map[string]bool // words that introduce a record key ("booking 512")
-	ref        entity.Ref      // the call's date: relative dates resolve against it
-	out        *valueSet
+	bareTime bool            // "at 8" is a time (the catalogue has a time argument)
+	keyWords map[string]bool // words that introduce a record key ("booking 512")
+	ref      entity.Ref      // the call's date: relative dates resolve against it
+	out      *valueSet
 }
 
 // scanValues reads every value in s. bareTime lets "at 8" read as a time.
