@@ -43,7 +43,7 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.audio.vad.silero import SileroVADAnalyzer
-from pipecat.frames.frames import ErrorFrame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.frames.frames import EndWorkerFrame, ErrorFrame, FunctionCallResultProperties, TranscriptionFrame, TTSAudioRawFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
@@ -142,6 +142,21 @@ UPDATE_ORDER = FunctionSchema(
 )
 
 
+END_CALL = FunctionSchema(
+    name="end_call",
+    description="Hang up, once the caller has what they called for.",
+    properties={},
+    required=[],
+)
+
+
+async def end_call(params: FunctionCallParams):
+    """Hangs up: the goodbye queued ahead is spoken first, then the
+    pipeline ends and the transport closes the caller's stream."""
+    await params.result_callback({"ok": True}, properties=FunctionCallResultProperties(run_llm=False))
+    await params.llm.push_frame(EndWorkerFrame(reason="the bot hung up"))
+
+
 def tool_handler(tools_url: str, token: str):
     """A Pipecat function that calls the call's tool over HTTP."""
 
@@ -189,9 +204,10 @@ async def run_bot(websocket: WebSocket, args) -> None:
         tool_handler(body.get("toolsBaseUrl", ""), body.get("toolsToken", "")),
         cancel_on_interruption=args.cancel_on_interruption,
     )
+    llm.register_function("end_call", end_call)
     context = LLMContext(
         messages=[{"role": "system", "content": "You change orders with update_order."}],
-        tools=ToolsSchema(standard_tools=[UPDATE_ORDER]),
+        tools=ToolsSchema(standard_tools=[UPDATE_ORDER, END_CALL]),
     )
     aggregators = LLMContextAggregatorPair(
         context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())

@@ -6,7 +6,8 @@ so a test knows what the bot will do. On POST /v1/chat/completions
 (streamed, as Pipecat's OpenAILLMService asks):
 
 - the last message a tool result: say --confirm, or --restore-reply when
-  the call it answers carried --restore-args;
+  the call it answers carried --restore-args; with --hang-up, the
+  confirmation comes with a call of end_call;
 - the caller's last words contain "stop", "wait" or "don't" (a barge-in):
   when the last update_order carried --request-args, call
   update_order(--restore-args), putting it back; otherwise say
@@ -72,6 +73,8 @@ class Fake:
         if last.get("role") == "tool":
             if answered_args(messages) == self.restore_args:
                 return "say", self.args.restore_reply
+            if self.args.hang_up:
+                return "say+end", self.args.confirm
             return "say", self.args.confirm
         words = last_user_text(messages).lower().split()
         done = last_update(messages)
@@ -101,6 +104,13 @@ class Fake:
             tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
                   "function": {"name": "update_order", "arguments": json.dumps(payload)}}
             await resp.write(self.chunk({"role": "assistant", "tool_calls": [tc]}))
+            await resp.write(self.chunk({}, "tool_calls"))
+        elif what == "say+end":
+            self.calls += 1
+            tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
+                  "function": {"name": "end_call", "arguments": "{}"}}
+            await resp.write(self.chunk({"role": "assistant", "content": payload}))
+            await resp.write(self.chunk({"tool_calls": [tc]}))
             await resp.write(self.chunk({}, "tool_calls"))
         else:
             await resp.write(self.chunk({"role": "assistant", "content": payload}))
@@ -132,6 +142,7 @@ def main() -> None:
     p.add_argument("--confirm", required=True)
     p.add_argument("--restore-reply", required=True)
     p.add_argument("--nothing-reply", default="Okay, I won't change anything.")
+    p.add_argument("--hang-up", action="store_true", help="end the call after the confirmation")
     p.add_argument("--anything-else", default="Is there anything else?")
     asyncio.run(serve(p.parse_args()))
 

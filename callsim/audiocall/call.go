@@ -425,7 +425,8 @@ func speechFrame(phase, id, text string) callsim.Frame {
 // (a clean close of the connection). The stream is gone with it, as on a
 // phone line: audio still queued is never heard (an agent that paces its
 // audio in real time has none left). The utterance in progress ends
-// there, then a hangup event with reason is handed on.
+// there; once its words are heard, a hangup event with reason is handed
+// on.
 func (c *Call) HangUp(reason string) {
 	c.mu.Lock()
 	var fs []callsim.Frame
@@ -435,10 +436,18 @@ func (c *Call) HangUp(reason string) {
 	}
 	c.queue = c.queue[:0]
 	c.mu.Unlock()
+	c.Emit(fs...)
+	c.hearAfterEnd(job)
+	// Its last words come before the hang-up, which ends the call: every
+	// transcription under way (bounded by HearTimeout) is waited for.
+	select {
+	case <-c.allHeard():
+	case <-c.done:
+		return
+	}
 	m := native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: reason}}
 	raw, _ := json.Marshal(m)
-	c.Emit(append(fs, callsim.Frame{Message: m, Raw: raw})...)
-	c.hearAfterEnd(job)
+	c.Emit(callsim.Frame{Message: m, Raw: raw})
 }
 
 // Enqueue queues agent μ-law for playout; past MaxQueuedAudio it is a
@@ -798,6 +807,16 @@ func (c *Call) hear(j heardJob) {
 	c.Emit(speechFrame(native.PhaseText, j.id, text))
 }
 
+// allHeard is closed once every transcription under way has finished.
+func (c *Call) allHeard() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		c.pending.Wait()
+		close(ch)
+	}()
+	return ch
+}
+
 // Flush closes the agent's utterance in progress, waits for every
 // transcription, and returns once Recv has handed each derived event on
 // and is waiting again.
@@ -811,13 +830,8 @@ func (c *Call) Flush(ctx context.Context) error {
 	c.mu.Unlock()
 	c.Emit(fs...)
 	c.hearAfterEnd(job)
-	heard := make(chan struct{})
-	go func() {
-		c.pending.Wait()
-		close(heard)
-	}()
 	select {
-	case <-heard:
+	case <-c.allHeard():
 	case <-ctx.Done():
 		return fmt.Errorf("transcription: %w", context.Cause(ctx))
 	}

@@ -18,10 +18,12 @@ import (
 // TestRunTwilioPipecatBot is `callproof run --transport twilio` against a
 // real Pipecat bot (agents/pipecat: pipecat-ai from PyPI, its model the
 // scripted fake fake_llm.py) with Pipecat's default
-// cancel_on_interruption=True: the call passes the gate. The Python
-// packages are installed by scripts/install-python.sh; a missing python3
-// or a failed install fails the test (it never skips for a missing
-// framework). Skipped in -short mode; see docs/INTEROP.md, "Pipecat".
+// cancel_on_interruption=True: the call passes the gate, and a bot that
+// hangs up after its confirmation (end_call, then Pipecat closes the
+// stream) is scored as a hang-up. The Python packages are installed by
+// scripts/install-python.sh; a missing python3 or a failed install fails
+// the test (it never skips for a missing framework). Skipped in -short
+// mode; see docs/INTEROP.md, "Pipecat".
 func TestRunTwilioPipecatBot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("places real-time audio calls against a Python bot")
@@ -33,12 +35,34 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	python, err := pipecat.Install(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	speech := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		hangUp bool
+		lines  []string
+	}{
+		{name: "confirms", lines: []string{`call\.end +completed: caller hung up`}},
+		{name: "hangs-up", hangUp: true, lines: []string{
+			`agent\.hangup +agent closed the stream \(normal closure\)`,
+			`call\.end +completed: agent hung up`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, speech, tc.hangUp, tc.lines)
+		})
+	}
+}
+
+// runPipecat starts the fake and the bot, runs pc-slow-update over
+// Twilio, and checks `callproof show` for lines besides the ledger and
+// axes 1-5 passing.
+func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, hangUp bool, lines []string) {
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer scancel()
 	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
@@ -47,6 +71,7 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
 		Confirm:      realtime.OrderDeskConfirm,
 		RestoreReply: realtime.OrderDeskRestore,
+		HangUp:       hangUp,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +85,6 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 
 	suite := filepath.Join(root, "agents", "pipecat", "testdata", "twilio")
 	out := filepath.Join(t.TempDir(), "out")
-	speech := t.TempDir()
 	cli := func(args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
@@ -85,11 +109,11 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 	}
 	// The five axes the ledger and the timeline decide; the sixth hangs
 	// on what callproof's recognizer made of flite's words.
-	lines := []string{
+	lines = append(lines,
 		`fault\.applied +r1 update_order latency`,
 		`tool\.committed +r1 update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
 		`(?m)^  confirmation_matches_backend +(pass|unknown|fail)$`,
-	}
+	)
 	for _, axis := range []string{"captured", "active_state_correct", "tool_args_correct", "stale_write_prevented", "backend_correct"} {
 		lines = append(lines, `(?m)^  `+axis+` +pass$`)
 	}
