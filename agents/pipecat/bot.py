@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import wave
 
 import aiohttp
@@ -66,10 +67,32 @@ from pipecat.utils.time import time_now_iso8601
 SPHINX_RATE = 16000  # the bundled model's rate
 
 
+class Decoders:
+    """Idle pocketsphinx decoders, one per call at a time: loading one
+    holds the interpreter for a second or two, so they are kept."""
+
+    def __init__(self):
+        self._idle: list[Decoder] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Decoder:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
+
+    def put(self, d: Decoder) -> None:
+        with self._lock:
+            self._idle.append(d)
+
+
+DECODERS = Decoders()
+
+
 class PocketSphinxSTT(SegmentedSTTService):
     """Transcribes each VAD segment with pocketsphinx's bundled US English
-    model (open dictation). Loading it takes a second or two: build it off
-    the event loop (asyncio.to_thread)."""
+    model (open dictation). Build it off the event loop
+    (asyncio.to_thread): it may load a decoder."""
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -80,8 +103,14 @@ class PocketSphinxSTT(SegmentedSTTService):
             settings=STTSettings(model="pocketsphinx en-us", language=Language.EN),
             **kwargs,
         )
-        self._decoder = Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
+        self._decoder = DECODERS.get()
         self._resampler = create_stream_resampler()
+
+    async def cleanup(self):
+        await super().cleanup()
+        if self._decoder is not None:
+            DECODERS.put(self._decoder)
+            self._decoder = None
 
     def _decode(self, pcm: bytes) -> str:
         self._decoder.start_utt()
@@ -243,6 +272,7 @@ def main() -> None:
                    help="register update_order with cancel_on_interruption=False")
     p.add_argument("--voice", default="kal16", help="flite's voice")
     args = p.parse_args()
+    DECODERS.put(DECODERS.get())  # the first call finds one loaded
     logger.remove()
     logger.add(sys.stderr, level=os.environ.get("BOT_LOG_LEVEL", "INFO"))
     app = FastAPI()

@@ -5,7 +5,8 @@ understands nothing: it acts on the caller's last words by one rule each,
 so a test knows what the bot will do. On POST /v1/chat/completions
 (streamed, as Pipecat's OpenAILLMService asks):
 
-- the last message a tool result: say --confirm, or --restore-reply when
+- the last message a tool result: when it is no success (Pipecat's note
+  that the call was cancelled or failed), say --nothing-reply; else say --confirm, or --restore-reply when
   the call it answers carried --restore-args; with --hang-up, the
   confirmation comes with a call of end_call;
 - the caller's last words contain "stop", "wait" or "don't" (a barge-in):
@@ -51,6 +52,16 @@ def last_update(messages: list[dict]) -> dict | None:
     return None
 
 
+def succeeded(tool_message: dict) -> bool:
+    """A tool result the backend answered with ok (not Pipecat's note that
+    the call was cancelled or failed)."""
+    try:
+        result = json.loads(tool_message.get("content") or "")
+    except (TypeError, ValueError):
+        return False
+    return isinstance(result, dict) and result.get("ok") is True
+
+
 def answered_args(messages: list[dict]) -> dict:
     """The arguments of the tool call the last tool message answers."""
     tool_id = messages[-1].get("tool_call_id")
@@ -71,6 +82,8 @@ class Fake:
     def decide(self, messages: list[dict]) -> tuple[str, object]:
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":
+            if not succeeded(last):
+                return "say", self.args.nothing_reply
             if answered_args(messages) == self.restore_args:
                 return "say", self.args.restore_reply
             if self.args.hang_up:
