@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/toolimport"
+)
+
+func cmdInit(args []string, stdout, stderr io.Writer) int {
+	c := newCLI("init", `usage: callproof init --tools FILE [--out catalogue.yaml]
+
+Reads an agent's tool definitions (OpenAI function-calling tools, an MCP
+tools/list result, or an OpenAPI 3 document in JSON or YAML; the format is
+detected) and writes a callproof catalogue. Each tool's effect, table, key
+argument and consequential flag are guessed and marked "# review:" in the
+file; check them, then run callproof validate on it. Without --out the
+catalogue goes to stdout.
+`, stdout, stderr)
+	tools := c.String("tools", "", "the tool definitions file (required)")
+	out := c.String("out", "", "write the catalogue here instead of stdout (refuses to overwrite a file)")
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
+	}
+	if *tools == "" {
+		fmt.Fprintln(stderr, "callproof init: --tools is required")
+		return exitUsage
+	}
+	data, err := readCapped(*tools, toolimport.MaxInput)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitUsage
+	}
+	parsed, format, err := toolimport.Parse(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %s: %v\n", *tools, err)
+		return exitUsage
+	}
+	entries, skipped := toolimport.Infer(parsed)
+	for _, s := range skipped {
+		warn(stderr, "init", []string{fmt.Sprintf("skipped %s: %s", s.Name, s.Reason)})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(stderr, "callproof init: %s: no tool to write\n", *tools)
+		return exitUsage
+	}
+	var b bytes.Buffer
+	if err := toolimport.Write(&b, *tools, format, entries, skipped); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	// The written file must be one validate accepts; a failure here is a
+	// bug in the import, so say so rather than write a broken file.
+	if _, err := scenarios.LoadCatalogBytes("catalogue.yaml", b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "callproof init: internal error: the catalogue does not validate: %v\n", err)
+		return exitBroken
+	}
+	if *out == "" {
+		if _, err := stdout.Write(b.Bytes()); err != nil {
+			return exitBroken
+		}
+		return exitOK
+	}
+	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitUsage
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d tool(s) from %s (%s); review the lines marked \"# review:\"\n", *out, len(entries), *tools, format)
+	return exitOK
+}
+
+// readCapped reads a file, refusing one over max bytes without reading it
+// all.
+func readCapped(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: over %d bytes", name, max)
+	}
+	return data, nil
+}
