@@ -118,7 +118,7 @@ var keyWords = []string{"id", "ref", "reference", "number", "no", "code", "key",
 // (id, ref, number, code, ...), required ones first; else the first
 // required argument. "" when the tool has no argument.
 func InferKey(t Tool) (string, string) {
-	best, bestScore, why := "", -1, ""
+	best, bestScore, why := "", -2, ""
 	for _, a := range t.Args {
 		score, reason := 0, "the first required argument"
 		if !a.Required {
@@ -174,6 +174,8 @@ var pluralY = regexp.MustCompile(`[^aeiou]y$`)
 
 func plural(s string) string {
 	switch {
+	case strings.HasSuffix(s, "ss"):
+		return s + "es"
 	case strings.HasSuffix(s, "s"):
 		return s
 	case pluralY.MatchString(s):

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/callproof/callproof/scenarios"
 )
 
 // Format names an input format.
@@ -170,7 +172,12 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// checkNames refuses a tool named twice, and more tools than a catalogue
+// holds.
 func checkNames(tools []Tool) error {
+	if len(tools) > scenarios.MaxItems {
+		return fmt.Errorf("%d tools: a catalogue holds at most %d (scenarios.MaxItems)", len(tools), scenarios.MaxItems)
+	}
 	seen := map[string]bool{}
 	for _, t := range tools {
 		if seen[t.Name] {
@@ -234,7 +241,7 @@ var nonWord = regexp.MustCompile(`[^A-Za-z0-9]+`)
 // opName names an operation without an operationId: get /tables/{id} is
 // get_tables_id.
 func opName(method, path string) string {
-	return strings.Trim(method+"_"+nonWord.ReplaceAllString(path, "_"), "_")
+	return method + "_" + strings.Trim(nonWord.ReplaceAllString(path, "_"), "_")
 }
 
 func (r resolver) operation(path, method string, item, op *obj) (Tool, error) {
@@ -266,7 +273,10 @@ func (r resolver) operation(path, method string, item, op *obj) (Tool, error) {
 		if in != "path" && in != "query" {
 			continue // headers and cookies are transport, not the caller's values
 		}
-		if pname == "" || seen[pname] {
+		if pname == "" {
+			return t, fmt.Errorf("tool %s: parameters[%d]: no name", name, i)
+		}
+		if seen[pname] {
 			continue
 		}
 		seen[pname] = true

@@ -148,6 +148,9 @@ func (r resolver) arg(name string, raw any, required bool) (scenarios.Arg, error
 			}
 			a.Enum = append(a.Enum, str)
 		}
+		if len(a.Enum) > scenarios.MaxItems {
+			return a, fmt.Errorf("more than %d enum values (scenarios.MaxItems)", scenarios.MaxItems)
+		}
 	}
 	pattern := s.str("pattern")
 	if pattern != "" {
@@ -213,8 +216,14 @@ func (r resolver) objectArgs(tool string, raw any) ([]scenarios.Arg, error) {
 	if props == nil {
 		return nil, nil
 	}
+	if len(props.keys) > scenarios.MaxItems {
+		return nil, fmt.Errorf("tool %s: more than %d arguments (scenarios.MaxItems)", tool, scenarios.MaxItems)
+	}
 	var out []scenarios.Arg
 	for _, k := range props.keys {
+		if k == "" {
+			return nil, fmt.Errorf("tool %s: an argument has no name", tool)
+		}
 		a, err := r.arg(k, props.get(k), required[k])
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: argument %s: %v", tool, k, err)

@@ -64,6 +64,9 @@ func jsonValue(dec *json.Decoder, depth int) (any, error) {
 		return nil, fmt.Errorf("nested more than %d deep", maxDepth)
 	}
 	t, err := dec.Token()
+	if err == io.EOF {
+		return nil, errors.New("invalid JSON: unexpected end of input")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
@@ -87,8 +90,7 @@ func jsonValue(dec *json.Decoder, depth int) (any, error) {
 				}
 				o.vals[k] = v
 			}
-			_, err := dec.Token()
-			return o, err
+			return o, closing(dec)
 		case '[':
 			var list []any
 			for dec.More() {
@@ -98,13 +100,20 @@ func jsonValue(dec *json.Decoder, depth int) (any, error) {
 				}
 				list = append(list, v)
 			}
-			_, err := dec.Token()
-			return list, err
+			return list, closing(dec)
 		}
 		return nil, fmt.Errorf("invalid JSON: unexpected %v", t)
 	default:
 		return t, nil
 	}
+}
+
+// closing reads the delimiter that ends an object or array.
+func closing(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	return nil
 }
 
 // decodeYAML reads one YAML document into the same shapes as decodeJSON

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // quote writes s as a YAML double-quoted scalar (JSON's escapes are
@@ -18,8 +20,17 @@ func quote(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// comment keeps a note on one comment line.
-func comment(s string) string { return strings.Join(strings.Fields(s), " ") }
+// comment keeps a note on one comment line, with any character YAML does
+// not allow in a comment replaced.
+func comment(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return '?'
+		}
+		return r
+	}, s)
+}
 
 // Write prints a catalogue file: the header says where the tools came
 // from, each guess carries a "# review:" comment above the field it set,
