@@ -30,7 +30,7 @@ func importValid(t *testing.T, tools []Tool, err error) {
 }
 
 func FuzzOpenAITools(f *testing.F) {
-	if data, err := os.ReadFile("testdata/restaurant-openai.json"); err == nil {
+	if data, err := os.ReadFile("../examples/tools/restaurant-openai.json"); err == nil {
 		f.Add(data)
 	}
 	f.Add([]byte(`[{"type":"function","name":"a","parameters":{"type":"object","properties":{"x":{"type":"boolean"}}}}]`))

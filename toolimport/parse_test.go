@@ -211,7 +211,7 @@ func TestRefCycle(t *testing.T) {
 }
 
 func TestFixtureParses(t *testing.T) {
-	data, err := os.ReadFile("testdata/restaurant-openai.json")
+	data, err := os.ReadFile("../examples/tools/restaurant-openai.json")
 	require.NoError(t, err)
 	tools, format, err := Parse(data)
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ func catalogue(t testing.TB, data []byte) ([]byte, error) {
 // to the committed golden catalogue, which validates. UPDATE_GOLDEN=1
 // rewrites it.
 func TestRestaurantGolden(t *testing.T) {
-	data, err := os.ReadFile("testdata/restaurant-openai.json")
+	data, err := os.ReadFile("../examples/tools/restaurant-openai.json")
 	require.NoError(t, err)
 	got, err := catalogue(t, data)
 	require.NoError(t, err)
