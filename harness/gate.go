@@ -316,9 +316,13 @@ func verificationViolations(h *trace.History) []Violation {
 	cons, reads := consequential(h)
 	lastWrite := -1 // index of the last consequential commit or its response
 	lastWriteSeq := 0
+	deleted := false // the last consequential commit removed its record
 	for i, e := range h.Events {
 		if d, ok := e.Data.(*trace.ToolEvent); ok && cons[d.Tool] && (e.Kind == trace.KindToolCommitted || e.Kind == trace.KindToolResponded) {
 			lastWrite, lastWriteSeq = i, e.Seq
+			if e.Kind == trace.KindToolCommitted {
+				deleted = d.Deleted
+			}
 		}
 	}
 	if lastWrite < 0 {
@@ -354,7 +358,8 @@ func verificationViolations(h *trace.History) []Violation {
 	}
 	for i := lastWrite + 1; i < confStart; i++ {
 		e := h.Events[i]
-		if d, ok := e.Data.(*trace.ToolEvent); ok && reads[d.Tool] && e.Kind == trace.KindToolResponded && d.Status == 200 {
+		// A delete reads back as gone: its read answers 404.
+		if d, ok := e.Data.(*trace.ToolEvent); ok && reads[d.Tool] && e.Kind == trace.KindToolResponded && (d.Status == 200 || deleted && d.Status == 404) {
 			return nil
 		}
 	}

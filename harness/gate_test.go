@@ -79,6 +79,13 @@ func fxWrite(ref, key string) []trace.Event {
 	}
 }
 
+// delete is fxWrite whose commit removed the record.
+func fxDelete(ref, key string) []trace.Event {
+	evs := fxWrite(ref, key)
+	evs[1].Data.(*trace.ToolEvent).Deleted = true
+	return evs
+}
+
 // read is one get_order answered with status.
 func fxRead(ref string, status int) []trace.Event {
 	return []trace.Event{
@@ -231,6 +238,8 @@ func TestGateVerifiedBeforeConfirm(t *testing.T) {
 		{"no read", fxHist("c1", fxCat(fxWrite("r1", "k1"), fxConfirm("a1"))...), "without reading"},
 		{"read before the write does not count", fxHist("c1", fxCat(fxRead("r0", 200), fxWrite("r1", "k1"), fxConfirm("a1"))...), "without reading"},
 		{"failed read does not count", fxHist("c1", fxCat(fxWrite("r1", "k1"), fxRead("r2", 404), fxConfirm("a1"))...), "without reading"},
+		{"a delete reads back as not found", fxHist("c1", fxCat(fxDelete("r1", "k1"), fxRead("r2", 404), fxConfirm("a1"))...), ""},
+		{"an unread delete", fxHist("c1", fxCat(fxDelete("r1", "k1"), fxConfirm("a1"))...), "without reading"},
 		{"read after the confirmation does not count", fxHist("c1", fxCat(fxWrite("r1", "k1"), fxConfirm("a1"), fxRead("r2", 200))...), "without reading"},
 		{"confirmation started before the write's result", fxHist("c1", fxCat(
 			[]trace.Event{fxTool(trace.KindToolReceived, "r1", "update_order", "k1", 0), fxSpeech(trace.KindAgentSpeechStart, "a1")},

@@ -136,6 +136,13 @@ func (l *callListener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.c.srv.refuse(w, r, "", http.StatusNotFound, "not_found", "no such endpoint on this call's listener", "")
 		return
 	}
+	// A closed call's lingering listener answers only "over", even once
+	// a new call of the same id is open: its requests are never served
+	// to (or charged to) that other call.
+	if !l.c.srv.current(l.c) {
+		l.c.srv.refuse(w, r, "", http.StatusGone, "call_closed", "the call is over", "")
+		return
+	}
 	if cc, ok := r.Context().Value(connKey{}).(*boundedConn); ok {
 		cc.busy.Store(true)
 		defer func() { cc.read.Store(0); cc.busy.Store(false) }()

@@ -49,6 +49,19 @@ func waitReason(t *testing.T, passed <-chan string) string {
 	}
 }
 
+// postAt posts a get_order request to target with token and returns the
+// status.
+func postAt(t *testing.T, client *http.Client, target, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	return res.StatusCode
+}
+
 func TestEachCallHasItsOwnListener(t *testing.T) {
 	s := testServer(t, Options{})
 	a := openCall(t, s, "a", nil)
@@ -56,13 +69,7 @@ func TestEachCallHasItsOwnListener(t *testing.T) {
 	assert.NotEqual(t, hostOf(t, a.call), hostOf(t, b.call))
 	assert.Equal(t, http.StatusOK, a.post("get_order", orderArgs("5590")).status)
 	// Call b's path on call a's port, with b's token: refused, never served.
-	req, err := http.NewRequest(http.MethodPost, "http://"+hostOf(t, a.call)+"/calls/b/tools/get_order", strings.NewReader(`{"order_number":"5590"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.call.Token())
-	res, err := a.client.Do(req)
-	require.NoError(t, err)
-	_ = res.Body.Close()
-	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Equal(t, http.StatusNotFound, postAt(t, a.client, "http://"+hostOf(t, a.call)+"/calls/b/tools/get_order", b.call.Token()))
 	assert.Empty(t, b.call.Ledger())
 }
 
@@ -214,4 +221,18 @@ func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err := net.DialTimeout("tcp", hostOf(t, f.call), time.Second)
 	assert.Error(t, err, "Server.Close closes a lingering listener at once")
+}
+
+// A closed call's listener lingers; a request on it is never served to a
+// new call of the same id, even with that call's token.
+func TestLingeringListenerServesNoNewCall(t *testing.T) {
+	s := testServer(t, Options{})
+	old := openCall(t, s, "a", nil)
+	oldURL := old.call.BaseURL()
+	old.call.Close()
+	fresh := openCall(t, s, "a", nil)
+	require.NotEqual(t, oldURL, fresh.call.BaseURL())
+	assert.Equal(t, http.StatusGone, postAt(t, fresh.client, oldURL+"/get_order", fresh.call.Token()))
+	assert.Empty(t, fresh.call.Ledger())
+	assert.Equal(t, http.StatusOK, fresh.post("get_order", orderArgs("5590")).status, "its own listener serves it")
 }

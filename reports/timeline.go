@@ -192,6 +192,10 @@ func describeTool(k trace.Kind, d *trace.ToolEvent) string {
 			s += fmt.Sprintf(" built-from=v%d", *d.BuiltFrom)
 		}
 	case trace.KindToolCommitted:
+		if d.Deleted {
+			s += fmt.Sprintf(" %s/%s v%d %s -> deleted", d.Table, d.Key, d.VersionBefore, kv(d.Before))
+			break
+		}
 		s += fmt.Sprintf(" %s/%s v%d->v%d %s -> %s", d.Table, d.Key, d.VersionBefore, d.VersionAfter, kv(d.Before), kv(d.After))
 	case trace.KindToolResponded, trace.KindToolRejected:
 		s += fmt.Sprintf(" %d", d.Status)

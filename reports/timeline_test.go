@@ -135,6 +135,7 @@ func TestDescribe(t *testing.T) {
 		{trace.KindToolReceived, &trace.ToolEvent{Ref: "r1", Tool: "update_order", Args: map[string]string{"q": "4"}, IdempotencyKey: "k1", BuiltFrom: &v3, Hold: "h1"}, "r1 update_order {q=4} key=k1 built-from=v3 hold=h1"},
 		{trace.KindToolReceived, &trace.ToolEvent{Ref: "r2", Tool: "get_order"}, "r2 get_order {} (no key)"},
 		{trace.KindToolCommitted, &trace.ToolEvent{Ref: "r1", Tool: "update_order", Table: "orders", Key: "5590", VersionBefore: 1, VersionAfter: 2, Before: map[string]string{"q": "1"}, After: map[string]string{"q": "4"}}, "r1 update_order orders/5590 v1->v2 {q=1} -> {q=4}"},
+		{trace.KindToolCommitted, &trace.ToolEvent{Ref: "r2", Tool: "unship", Table: "shipments", Key: "shipments-1", Deleted: true, VersionBefore: 1, Before: map[string]string{"order_number": "5590"}}, "r2 unship shipments/shipments-1 v1 {order_number=5590} -> deleted"},
 		{trace.KindToolResponded, &trace.ToolEvent{Ref: "r1", Tool: "update_order", Status: 200, Dropped: true}, "r1 update_order 200 (dropped)"},
 		{trace.KindToolRejected, &trace.ToolEvent{Ref: "r3", Tool: "update_order", Status: 409, Error: "stale state", Reason: "built from v1"}, "r3 update_order 409 stale state (built from v1)"},
 		{trace.KindFaultApplied, &trace.ToolEvent{Ref: "r1", Tool: "update_order", Fault: "status"}, "r1 update_order status"},
