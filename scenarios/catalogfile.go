@@ -61,7 +61,7 @@ func LoadCatalogBytes(name string, data []byte) ([]Tool, error) {
 }
 
 // IsCatalogFile says whether data looks like a catalogue file rather than
-// a scenario: a mapping with a tools field and no id. name's extension
+// a scenario: a mapping with a tools field and neither id nor category. name's extension
 // picks YAML or JSON, as for LoadBytes.
 func IsCatalogFile(name string, data []byte) bool {
 	if len(data) > MaxFileSize {
@@ -74,7 +74,7 @@ func IsCatalogFile(name string, data []byte) bool {
 	hasTools := false
 	for i := 0; i < len(root.Content); i += 2 {
 		switch root.Content[i].Value {
-		case "id":
+		case "id", "category":
 			return false
 		case "tools":
 			hasTools = true
