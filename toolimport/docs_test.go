@@ -10,11 +10,14 @@ import (
 	"github.com/callproof/callproof/internal/doccheck"
 )
 
-// The input limit the docs state is the code's.
+// The limits the docs state are the code's.
 func TestDocsStateLimits(t *testing.T) {
-	for _, name := range []string{"../docs/CLI.md", "../docs/SCENARIOS.md"} {
+	for name, code := range map[string]map[string]any{
+		"../docs/CLI.md":       {"toolimport.MaxInput": MaxInput, "toolimport.MCPTimeout": MCPTimeout},
+		"../docs/SCENARIOS.md": {"toolimport.MaxInput": MaxInput},
+	} {
 		raw, err := os.ReadFile(name)
 		require.NoError(t, err)
-		assert.Empty(t, doccheck.Mismatches(doccheck.Flat(string(raw)), map[string]any{"toolimport.MaxInput": MaxInput}, "toolimport"), name)
+		assert.Empty(t, doccheck.Mismatches(doccheck.Flat(string(raw)), code, "toolimport"), name)
 	}
 }

@@ -7,12 +7,18 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // MaxInput is the largest definitions file the parsers read (4 MiB).
 const MaxInput = 4 << 20
+
+// MCPTimeout bounds how long `callproof init` waits for a live MCP
+// server's tools, connection included. (This package never dials; the
+// command does.)
+const MCPTimeout = 30 * time.Second
 
 // maxDepth bounds nesting (and $ref chains) so no input can recurse deeply.
 const maxDepth = 64

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,16 +13,19 @@ import (
 )
 
 func cmdInit(args []string, stdout, stderr io.Writer) int {
-	c := newCLI("init", `usage: callproof init --tools FILE [--out catalogue.yaml]
+	c := newCLI("init", `usage: callproof init --tools FILE|URL [--token T] [--out catalogue.yaml]
 
 Reads an agent's tool definitions (OpenAI function-calling tools, an MCP
 tools/list result, or an OpenAPI 3 document in JSON or YAML; the format is
-detected) and writes a callproof catalogue. Each tool's effect, table, key
+detected), or lists the tools of a live MCP server at an http(s) URL
+(streamable HTTP; --token is sent as a bearer token), and writes a
+callproof catalogue. Each tool's effect, table, key
 argument and consequential flag are guessed and marked "# review:" in the
 file; check them, then run callproof validate on it. Without --out the
 catalogue goes to stdout.
 `, stdout, stderr)
-	tools := c.String("tools", "", "the tool definitions file (required)")
+	tools := c.String("tools", "", "the tool definitions file, or a live MCP server's URL (required)")
+	token := c.String("token", "", "bearer token for a live MCP server")
 	out := c.String("out", "", "write the catalogue here instead of stdout (refuses to overwrite a file)")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
@@ -30,7 +34,15 @@ catalogue goes to stdout.
 		fmt.Fprintln(stderr, "callproof init: --tools is required")
 		return exitUsage
 	}
-	data, err := readCapped(*tools, toolimport.MaxInput)
+	var data []byte
+	var err error
+	if isURL(*tools) {
+		if data, err = fetchMCPTools(context.Background(), *tools, *token); err != nil {
+			err = fmt.Errorf("%s: %w", *tools, err)
+		}
+	} else {
+		data, err = readCapped(*tools, toolimport.MaxInput)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof init: %v\n", err)
 		return exitUsage
