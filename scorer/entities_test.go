@@ -229,7 +229,8 @@ func transferRecords() []trace.Record {
 // TestEveryValueAccounted: a done-claim's names are accounted for — a
 // value another record holds (a payee, an account nickname) or an enum
 // value the record does not hold fails the confirmation even when no one
-// proposed it on the call (docs/SCORING.md, "Every value accounted for").
+// proposed it on the call (docs/SCORING.md, "Every value accounted for"),
+// and contradicts the working state (axis 2) as well.
 func TestEveryValueAccounted(t *testing.T) {
 	req := "Please send 215 dollars to Maria Lopez from Joint Savings, standard speed."
 	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
@@ -253,6 +254,9 @@ func TestEveryValueAccounted(t *testing.T) {
 		cs := Score(b.done())
 		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
 			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+		if got := cs.Axis(ActiveStateCorrect).Verdict; got != c.v {
+			t.Errorf("%q: active state %s, want %s\n%s", c.said, got, c.v, summary(cs))
 		}
 	}
 }
