@@ -63,7 +63,7 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 		{name: "no-cancel-on-interruption", cancel: false, suite: int05, call: "int-05", show: []string{
 			`tool\.committed +r1 update_order orders/5590 v1->v2`,
 			`(?m)^  backend_correct +fail$`,
-		}, table: []string{`(?m)^  inflight_not_cancelled +(1|0 +\+1)$`}}, // primary or secondary
+		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}}, // a root cause, primary or secondary
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runPipecat(ctx, t, python, root, speech, tc)
