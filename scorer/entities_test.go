@@ -236,15 +236,19 @@ func TestEveryValueAccounted(t *testing.T) {
 	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
 	want := intent(1, "send_payment", true, args...)
 	for _, c := range []struct {
-		said string
-		v    Verdict
+		said      string
+		v, active Verdict // active "": as v
 	}{
-		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass},
-		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass},
-		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail},
-		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail},
-		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail},
-		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass, ""},
+		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass, ""},
+		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail, ""},
+		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail, ""},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail, ""},
+		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail, ""},
+		{"Done. Your payment to Maria Lopez now goes out for two fifteen.", Pass, ""},
+		// a pair of number words is accounted on axis 6 only (axis 2 reads
+		// a done-claim's amounts as amounts)
+		{"Done. Your payment to Maria Lopez now goes out for two fifty.", Fail, Pass},
 	} {
 		b := newCallIn(transferTools, "pay", "plain", nil, transferRecords(), say("s1", trace.ActSay, req, want))
 		b.caller("s1").state(1, "send_payment", args...).
@@ -255,8 +259,12 @@ func TestEveryValueAccounted(t *testing.T) {
 		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
 			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
 		}
-		if got := cs.Axis(ActiveStateCorrect).Verdict; got != c.v {
-			t.Errorf("%q: active state %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		active := c.active
+		if active == "" {
+			active = c.v
+		}
+		if got := cs.Axis(ActiveStateCorrect).Verdict; got != active {
+			t.Errorf("%q: active state %s, want %s\n%s", c.said, got, active, summary(cs))
 		}
 	}
 }
