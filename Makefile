@@ -30,8 +30,9 @@ deps:
 test: deps
 	GO=$(GO) ./scripts/test.sh full
 
-# The third-party interop suites in full (the OpenAI Agents SDK over
-# Twilio, janus, the reference agents over WebRTC), one line each:
+# The third-party interop suites in full (the OpenAI Agents SDK and
+# Pipecat over Twilio, janus, the reference agents over WebRTC), one line
+# each:
 # `interop <framework> <wire> <config>: gate holds|FAILS (integrity k/N)`.
 # `make test` skips their long halves (INTEROP_TESTS in scripts/test.sh);
 # in both, a missing framework fails (docs/INTEROP.md, "make interop").

@@ -57,6 +57,7 @@ const (
 	ParamToolsCatalog = "toolsCatalog"
 	ParamCallDate     = "callDate" // the call's calendar, as start.callDate
 	ParamTimeZone     = "timeZone" // and start.timeZone
+	ParamToolsMCPURL  = "toolsMcpUrl"
 )
 
 // DefaultAgentVoice is the reference agents' own voice in audio mode:
@@ -379,7 +380,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 		tc.stream = outer
 	}
 	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
-		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken]},
+		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken], MCPURL: params[ParamToolsMCPURL]},
 		CallDate: params[ParamCallDate], TimeZone: params[ParamTimeZone]}
 	if st.CallID == "" {
 		st.CallID = callSid
@@ -392,7 +393,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 	}
 	for k, v := range params {
 		switch k {
-		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamCallDate, ParamTimeZone:
+		case ParamCallID, ParamToolsBaseURL, ParamToolsToken, ParamToolsCatalog, ParamToolsMCPURL, ParamCallDate, ParamTimeZone:
 			continue
 		}
 		if st.CustomParameters == nil {

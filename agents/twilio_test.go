@@ -33,6 +33,7 @@ import (
 func TestTwilioParamNames(t *testing.T) {
 	assert.Equal(t, twilio.ParamCallID, ParamCallID)
 	assert.Equal(t, twilio.ParamToolsBaseURL, ParamToolsBaseURL)
+	assert.Equal(t, twilio.ParamToolsMCPURL, ParamToolsMCPURL)
 	assert.Equal(t, twilio.ParamToolsToken, ParamToolsToken)
 	assert.Equal(t, twilio.ParamToolsCatalog, ParamToolsCatalog)
 	assert.Equal(t, twilio.ParamCallDate, ParamCallDate)

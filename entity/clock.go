@@ -15,6 +15,10 @@ var countNouns = map[string]bool{
 	"room": true, "bags": true, "boxes": true,
 }
 
+// leadWords before an hour and its minutes make them a time ("at seven
+// thirty", "by 9 30").
+var leadWords = map[string]bool{"at": true, "for": true, "to": true, "by": true, "until": true, "till": true, "from": true}
+
 // IsCountNoun reports a noun that makes the number before it a count.
 func IsCountNoun(t string) bool { return countNouns[t] }
 
@@ -195,7 +199,33 @@ func ClockAt(ts []string, i int, bare bool) Clock {
 		}
 		return Clock{}
 	}
+	// "seven-thirty": an hour and its minutes in one hyphenated token
+	if a, b, ok := strings.Cut(t, "-"); ok && !strings.Contains(b, "-") {
+		hv, hk, hord, hok := numWord(a)
+		mv, mk, mord, mok := numWord(b)
+		ap, _ := HalfOfDay(ts, i+1)
+		if hok && mok && !hord && !mord && (hk == kUnit || hk == kTeen) && hv >= 1 && hv <= 12 && (mk == kTens || mk == kTeen) && mv >= 10 &&
+			(ap != "" || leadWords[word(ts, i-1)]) {
+			return withHalf(int(hv), int(mv), i+1, false)
+		}
+	}
+	// "half seven" (7:30, as said in Britain), with am/pm or after at/by/for
+	if t == "half" {
+		if n := NumberAt(ts, i+1); n.Used == 1 && n.Words && !n.Ordinal && n.Int >= 1 && n.Int <= 12 {
+			ap, _ := HalfOfDay(ts, i+2)
+			prev := word(ts, i-1)
+			if ap != "" || prev == "at" || prev == "by" || prev == "for" || prev == "until" {
+				return withHalf(int(n.Int), 30, i+2, false)
+			}
+		}
+	}
 	n := NumberAt(ts, i)
+	// "twenty hundred hours", "nineteen thirty hours", "0900 hours"
+	if n.Used > 0 && !n.Ordinal && n.Int >= 0 && n.Int <= 2359 && n.Int%100 <= 59 && word(ts, i+n.Used) == "hours" &&
+		(n.Int >= 100 || len(DigitsOf(t)) == 4) {
+		v, _ := ClockOf(int(n.Int/100), int(n.Int%100), "", true)
+		return Clock{Value: v, Used: n.Used + 1}
+	}
 	if n.Used == 0 || n.Ordinal || n.Int < 1 || len(DigitsOf(t)) > 2 {
 		return Clock{}
 	}
@@ -226,7 +256,7 @@ func ClockAt(ts []string, i int, bare bool) Clock {
 	}
 	prev := word(ts, i-1)
 	at := prev == "at" && !countNouns[word(ts, to)]
-	lead := at || prev == "for" || prev == "to" || prev == "by" || prev == "until" || prev == "till" || prev == "from"
+	lead := at || leadWords[prev]
 	if at && bare && !minutes || lead && minutes {
 		return withHalf(h, m, to, false)
 	}

@@ -93,7 +93,9 @@ func Extract(s string, opts Options) []Entity {
 }
 
 // ExtractTokens reads every value in ts, each token used once, in this
-// order: names, times, dates, durations, money, codes, numbers. Entities
+// order: names, times, codes spelled with letters and digits ("Romeo four
+// November nine", before dates so "four November" in it is not a date),
+// dates, durations, money, other codes, numbers. Entities
 // come back in token order.
 func ExtractTokens(ts []string, opts Options) []Entity {
 	x := extractor{ts: ts, used: make([]bool, len(ts)), opts: opts}
@@ -101,6 +103,7 @@ func ExtractTokens(ts []string, opts Options) []Entity {
 		x.pass(x.name)
 	}
 	x.pass(x.clock)
+	x.pass(x.letteredCode)
 	x.pass(x.date)
 	x.pass(x.duration)
 	x.pass(x.money)
@@ -222,6 +225,16 @@ func (x *extractor) code(ts []string, i int) (Entity, int) {
 		return Entity{Dim: DimCode, Value: c, Spoken: true}, n
 	}
 	return Entity{}, 0
+}
+
+// letteredCode is a spoken code of three characters or more with a letter
+// and a digit.
+func (x *extractor) letteredCode(ts []string, i int) (Entity, int) {
+	c, n := SpokenCodeAt(ts, i)
+	if n == 0 || len(c) < 3 || !strings.ContainsAny(c, "0123456789") || strings.Trim(c, "0123456789") == "" {
+		return Entity{}, 0
+	}
+	return Entity{Dim: DimCode, Value: c, Spoken: true}, n
 }
 
 func (x *extractor) number(ts []string, i int) (Entity, int) {

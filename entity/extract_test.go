@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	_ "time/tzdata" // the same zones on every machine
 )
 
 // render writes entities compactly: "dim:value|alt|alt" joined by "; ";
@@ -108,6 +109,9 @@ func TestNumbers(t *testing.T) {
 		{"forty two thousand", "number:42000"},
 		{"two million", "number:2000000"},
 		{"a dozen", "number:12"},
+		{"half a dozen", "number:6"},
+		{"a couple", "number:2"},
+		{"two-fifteen", "number:215|money:2.15"},
 		{"two dozen", "number:24"},
 		{"2 hundred", "number:200"},
 		{"5 thousand", "number:5000"},
@@ -201,6 +205,18 @@ func TestClockTimes(t *testing.T) {
 		{"seven o'clock in the evening", "time:19:00"},
 		{"nine oh five pm", "time:21:05"},
 		{"seven thirty pm", "time:19:30"},
+		{"seven-thirty tonight", "time:19:30"},
+		{"seven-thirty", "number:730|money:7.3"},
+		{"at seven-thirty", "time:07:30|19:30"},
+		{"twenty hundred hours", "time:20:00"},
+		{"nineteen thirty hours", "time:19:30"},
+		{"0900 hours", "time:09:00"},
+		{"two hours", "duration:PT2H"},
+		{"twelve-fifteen am", "time:00:15"},
+		{"half seven in the evening", "time:19:30"},
+		{"at half seven", "time:07:30|19:30"},
+		{"half seven", "number:7"},
+		{"twenty-one", "number:21"},
 		{"at seven thirty", "time:07:30|19:30"},
 		{"by 9 30", "time:09:30|21:30"},
 		{"seven thirty", "number:730|money:7.3"},
@@ -270,10 +286,11 @@ func TestDates(t *testing.T) {
 	runCases(t, Options{DefaultYear: 2026}, []exCase{{"December 9", "date:2026-12-09"}, {"tomorrow", "date:[rel1]"}})
 	// A Ref in a time zone takes the call's local date.
 	ny, err := time.LoadLocation("America/New_York")
-	if err == nil {
-		late := Ref{Date: time.Date(2026, 12, 8, 3, 0, 0, 0, time.UTC), Zone: ny} // 22:00 on the 7th in New York
-		runCases(t, Options{Ref: late}, []exCase{{"tomorrow", "date:2026-12-08"}})
+	if err != nil {
+		t.Fatal(err)
 	}
+	late := Ref{Date: time.Date(2026, 12, 8, 3, 0, 0, 0, time.UTC), Zone: ny} // 22:00 on the 7th in New York
+	runCases(t, Options{Ref: late}, []exCase{{"tomorrow", "date:2026-12-08"}})
 }
 
 func TestDateMatches(t *testing.T) {
@@ -354,6 +371,10 @@ func TestCodes(t *testing.T) {
 		{"oh four one two", "code:412"}, // a leading "oh" is an interjection
 		{"alpha bravo charlie", "code:ABC"},
 		{"X-ray five", "code:X5"},
+		{"Romeo four November nine", "code:R4N9"},
+		{"November 9", "date:[m11 d9]"},
+		{"November nine", "date:[m11 d9]"},
+		{"7 p m", "time:19:00"},
 		{"order four one two eight, thanks", "code:4128"},
 		{"one two", "number:1; number:2"},
 		{"a table for two", "number:2"},

@@ -182,6 +182,22 @@ func NumberAt(ts []string, i int) Number {
 			return Number{Value: v, Int: -1, Used: 1}
 		}
 	}
+	// "two-fifteen", "forty-four-seventy-one" is not a form: one hyphen
+	if a, b, ok := strings.Cut(t, "-"); ok && !strings.Contains(b, "-") {
+		if x, ok := numLex[a]; ok && !x.ord && (x.kind == kUnit || x.kind == kTeen) && x.v > 0 {
+			if y, ok := numLex[b]; ok && !y.ord && (y.kind == kTeen || y.kind == kTens) && y.v >= 10 {
+				n := x.v*100 + y.v
+				return Number{Value: strconv.FormatInt(n, 10), Int: n, Used: 1, Words: true, Pair: true, Hi: x.v, Lo: y.v}
+			}
+		}
+	}
+	// "half a dozen", "a couple"
+	if t == "half" && word(ts, i+1) == "a" && word(ts, i+2) == "dozen" {
+		return Number{Value: "6", Int: 6, Used: 3, Words: true}
+	}
+	if t == "a" && word(ts, i+1) == "couple" {
+		return Number{Value: "2", Int: 2, Used: 2, Words: true}
+	}
 	if _, ok := numLex[t]; !ok && t != "a" && t != "an" {
 		return Number{}
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
 	"github.com/callproof/callproof/mockbackend"
+	"github.com/callproof/callproof/mockbackend/mcptools"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -29,7 +30,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if o.Clock == nil {
 		o.Clock = trace.SystemClock{}
 	}
-	b := mockbackend.New(mockbackend.Options{Addr: o.BackendAddr, Clock: o.Clock})
+	b := mockbackend.New(mockbackend.Options{Addr: o.BackendAddr, Clock: o.Clock, MCP: mcptools.Handler})
 	if err := b.Start(); err != nil {
 		return nil, err
 	}

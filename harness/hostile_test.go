@@ -227,18 +227,54 @@ expected: {captured: true, active_state_correct: true, tool_args_correct: true, 
 
 // fxHostileSuite is what one hostile call's suite saw.
 type fxHostileSuite struct {
-	hostile   *trace.History
-	others    []*trace.History
-	elapsed   time.Duration
-	heapGrow  int64  // HeapInuse after the run (after a GC) minus before
-	allocated uint64 // TotalAlloc during the run
+	hostile *trace.History
+	others  []*trace.History
+	// otherScores are the careful calls' scores, in the order of others.
+	otherScores []scorer.CallScore
+	elapsed     time.Duration
+	heapGrow    int64  // HeapInuse after the run (after a GC) minus before
+	allocated   uint64 // TotalAlloc during the run
 }
+
+// fxHostileAttempts bounds how often fxRunHostile places a suite again
+// because the harness judged itself overloaded in it.
+const fxHostileAttempts = 3
 
 // fxRunHostile places three careful calls on core scenarios around the
 // hostile case in one run (concurrency 4) through the router, with a
 // results directory, and checks that every planned call was recorded and
-// scored exactly once.
+// scored exactly once and that the careful calls were scored.
+//
+// A call the harness marked overloaded (harness_error, ReasonOverloaded:
+// its timers ran over harness.DefaultOverloadBound late, as on a machine
+// loaded by other work) proves nothing either way, so the suite is placed
+// again, hostile call included, as `run --resume` would place that call
+// again; up to fxHostileAttempts times. A hostile call that made the
+// harness late every time fails the test.
 func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		// Each attempt's calls are new: a cross-call agent aims at
+		// these, not at the calls of an attempt that is over.
+		rt.mu.Lock()
+		rt.peers = nil
+		rt.mu.Unlock()
+		s, overloaded := fxRunHostileOnce(t, env, rt, hc)
+		if len(overloaded) == 0 {
+			for _, c := range s.otherScores {
+				// The well-behaved calls around it are unharmed.
+				assert.Equal(t, trace.OutcomeScored, c.Outcome, "%s: %s %s", c.Call, c.Outcome, c.Reason)
+			}
+			return s
+		}
+		require.Less(t, attempt, fxHostileAttempts, "the harness was overloaded in every attempt: %v", overloaded)
+		t.Logf("attempt %d: overloaded, placed again: %v", attempt, overloaded)
+	}
+}
+
+// fxRunHostileOnce places the suite once and returns the calls the
+// harness marked overloaded.
+func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) (fxHostileSuite, []string) {
 	t.Helper()
 	core := fxCases(t, "corr-01", "int-02", "tf-02")
 	cases := []*scenarios.Compiled{core[0], hc, core[1], core[2]}
@@ -283,20 +319,23 @@ func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Co
 	assert.FileExists(t, filepath.Join(dir, harness.DoneFile))
 
 	s := fxHostileSuite{elapsed: elapsed, heapGrow: int64(after.HeapInuse) - int64(before.HeapInuse), allocated: after.TotalAlloc - before.TotalAlloc}
+	var overloaded []string
 	for _, c := range out {
 		fxAssertShape(t, c.History)
+		if c.Score.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(c.Score.Reason, harness.ReasonOverloaded) {
+			overloaded = append(overloaded, c.History.Call+": "+c.Score.Reason)
+		}
 		if c.History.Call == hc.Scenario.ID {
 			s.hostile = c.History
 			continue
 		}
 		s.others = append(s.others, c.History)
-		// The well-behaved calls around it are unharmed.
-		assert.Equal(t, trace.OutcomeScored, c.Score.Outcome, "%s: %s %s", c.History.Call, c.Score.Outcome, c.Score.Reason)
+		s.otherScores = append(s.otherScores, c.Score)
 	}
 	require.NotNil(t, s.hostile)
 	t.Logf("%s: %s, heap +%d KiB, allocated %d MiB, %d events", hc.Scenario.ID, elapsed.Round(time.Millisecond),
 		s.heapGrow>>10, s.allocated>>20, len(s.hostile.Events))
-	return s
+	return s, overloaded
 }
 
 // fxToolEvents lists a history's tool events whose reason or error holds

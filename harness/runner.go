@@ -244,7 +244,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	}
 	sc := callsim.Call{
 		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: tr,
-		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools},
+		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools, MCPURL: bc.MCPURL()},
 		CustomParameters: c.CustomParameters, CallDate: c.CallDate, TimeZone: c.TimeZone,
 		Limits: callsim.Limits{
 			MaxEventTextBytes: c.Limits.MaxEventTextBytes, MaxCallTextBytes: c.Limits.MaxCallTextBytes,

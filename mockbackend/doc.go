@@ -8,6 +8,10 @@
 // template of their starting store (a bounded cache on the Server), so an
 // open call costs little more than its own writes.
 //
+// Other transports hand a call their requests through Call.ServeTool,
+// which takes the same path as an HTTP request: package mcptools serves a
+// call's tools as an MCP server at Call.MCPURL (Options.MCP).
+//
 // Scenarios steer a call through faults (small units that wrap the rest of
 // a request, like toxiproxy's toxics), holds that park a request before its
 // commit until the script releases or fails it, and Stripe-style

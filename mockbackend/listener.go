@@ -96,8 +96,9 @@ type callListener struct {
 
 	mu     sync.Mutex
 	open   int
-	idle   map[net.Conn]bool
-	passed bool // a bound was passed: the call is ending
+	idle   map[net.Conn]bool // keep-alive connections waiting for a request
+	kept   map[net.Conn]bool // serving a request, to be kept alive after it
+	passed bool              // a bound was passed: the call is ending
 }
 
 // listen gives c a listener of its own on the server's host.
@@ -110,7 +111,7 @@ func (s *Server) listen(c *Call, lim ConnLimits) error {
 	if err != nil {
 		return fmt.Errorf("mockbackend: listen for call %q: %w", c.id, err)
 	}
-	l := &callListener{c: c, lim: lim.resolved(), idle: map[net.Conn]bool{},
+	l := &callListener{c: c, lim: lim.resolved(), idle: map[net.Conn]bool{}, kept: map[net.Conn]bool{},
 		url: "http://" + ln.Addr().String(), prefix: "/calls/" + url.PathEscape(c.id) + "/"}
 	l.ln = &boundedListener{Listener: ln, l: l}
 	l.hs = &http.Server{
@@ -136,28 +137,48 @@ func (l *callListener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.c.srv.refuse(w, r, "", http.StatusNotFound, "not_found", "no such endpoint on this call's listener", "")
 		return
 	}
+	// A closed call's lingering listener answers only "over", even once
+	// a new call of the same id is open: its requests are never served
+	// to (or charged to) that other call.
+	if !l.c.srv.current(l.c) {
+		l.c.srv.refuse(w, r, "", http.StatusGone, "call_closed", "the call is over", "")
+		return
+	}
 	if cc, ok := r.Context().Value(connKey{}).(*boundedConn); ok {
+		if !l.keep(cc) {
+			w.Header().Set("Connection", "close")
+		}
 		cc.busy.Store(true)
 		defer func() { cc.read.Store(0); cc.busy.Store(false) }()
 	}
 	l.c.srv.mux.ServeHTTP(w, r)
 }
 
+// keep reports whether nc may stay open after the request it serves:
+// only while the call's idle and to-be-kept connections stay within
+// MaxIdle. Past it the response says "Connection: close", so the client
+// drops the connection itself; closing an idle one instead would race a
+// client that is just reusing it (its POST then fails, not retried).
+func (l *callListener) keep(nc net.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lim.MaxIdle > 0 && len(l.idle)+len(l.kept) >= l.lim.MaxIdle {
+		return false
+	}
+	l.kept[nc] = true
+	return true
+}
+
 // state follows idle keep-alive connections.
 func (l *callListener) state(nc net.Conn, st http.ConnState) {
 	l.mu.Lock()
-	if st != http.StateIdle {
-		delete(l.idle, nc)
-		l.mu.Unlock()
+	defer l.mu.Unlock()
+	delete(l.kept, nc)
+	if st == http.StateIdle {
+		l.idle[nc] = true
 		return
 	}
-	l.idle[nc] = true
-	over := l.lim.MaxIdle > 0 && len(l.idle) > l.lim.MaxIdle
-	l.mu.Unlock()
-	if over {
-		_ = nc.Close()
-		l.pass(fmt.Sprintf("more than %d idle keep-alive connections", l.lim.MaxIdle))
-	}
+	delete(l.idle, nc)
 }
 
 // pass ends the call once for a bound passed.

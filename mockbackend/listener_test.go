@@ -3,6 +3,7 @@ package mockbackend
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,6 +50,19 @@ func waitReason(t *testing.T, passed <-chan string) string {
 	}
 }
 
+// postAt posts a get_order request to target with token and returns the
+// status.
+func postAt(t *testing.T, client *http.Client, target, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(`{"order_number":"5590"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	return res.StatusCode
+}
+
 func TestEachCallHasItsOwnListener(t *testing.T) {
 	s := testServer(t, Options{})
 	a := openCall(t, s, "a", nil)
@@ -56,13 +70,7 @@ func TestEachCallHasItsOwnListener(t *testing.T) {
 	assert.NotEqual(t, hostOf(t, a.call), hostOf(t, b.call))
 	assert.Equal(t, http.StatusOK, a.post("get_order", orderArgs("5590")).status)
 	// Call b's path on call a's port, with b's token: refused, never served.
-	req, err := http.NewRequest(http.MethodPost, "http://"+hostOf(t, a.call)+"/calls/b/tools/get_order", strings.NewReader(`{"order_number":"5590"}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.call.Token())
-	res, err := a.client.Do(req)
-	require.NoError(t, err)
-	_ = res.Body.Close()
-	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Equal(t, http.StatusNotFound, postAt(t, a.client, "http://"+hostOf(t, a.call)+"/calls/b/tools/get_order", b.call.Token()))
 	assert.Empty(t, b.call.Ledger())
 }
 
@@ -188,22 +196,46 @@ func TestSlowHeadersEndTheCall(t *testing.T) {
 	assert.Equal(t, ReasonConnBound+": request headers not read within 100ms", waitReason(t, passed))
 }
 
-func TestIdleConnectionsOverTheBoundEndTheCall(t *testing.T) {
+func TestIdleConnectionsPastTheBoundAreClosedByTheResponse(t *testing.T) {
+	// With one idle connection allowed, the first connection is kept
+	// alive; the second's response says "Connection: close" and the
+	// server closes it after the answer, so a client never reuses a
+	// connection the server is closing. The call goes on, a third
+	// connection is served again once the first has gone.
 	s := testServer(t, Options{})
 	f, passed := boundedCall(t, s, "c", ConnLimits{MaxIdle: 1})
-	for range 2 {
+	ask := func() (net.Conn, *bufio.Reader, *http.Response) {
 		nc, err := net.Dial("tcp", hostOf(t, f.call))
 		require.NoError(t, err)
-		defer nc.Close()
 		body := `{"order_number":"5590"}`
 		_, err = fmt.Fprintf(nc, "POST /calls/c/tools/get_order HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", f.call.Token(), len(body), body)
 		require.NoError(t, err)
-		res, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		br := bufio.NewReader(nc)
+		res, err := http.ReadResponse(br, nil)
 		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
 		_ = res.Body.Close()
 		require.Equal(t, http.StatusOK, res.StatusCode)
+		return nc, br, res
 	}
-	assert.Equal(t, ReasonConnBound+": more than 1 idle keep-alive connections", waitReason(t, passed))
+	first, _, res := ask()
+	assert.False(t, res.Close, "the first connection is kept alive")
+	second, br, res := ask()
+	defer second.Close()
+	assert.True(t, res.Close, "past the idle bound the response closes its connection")
+	_, err := br.ReadByte()
+	assert.ErrorIs(t, err, io.EOF, "the server closes the second connection after its answer")
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool {
+		third, _, res := ask()
+		defer third.Close()
+		return !res.Close
+	}, 10*time.Second, 10*time.Millisecond, "with the first gone, a connection is kept alive again")
+	select {
+	case r := <-passed:
+		t.Fatalf("the call ended: %s", r)
+	default:
+	}
 }
 
 func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
@@ -214,4 +246,18 @@ func TestClosedCallsListenerAnswers410ThenCloses(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err := net.DialTimeout("tcp", hostOf(t, f.call), time.Second)
 	assert.Error(t, err, "Server.Close closes a lingering listener at once")
+}
+
+// A closed call's listener lingers; a request on it is never served to a
+// new call of the same id, even with that call's token.
+func TestLingeringListenerServesNoNewCall(t *testing.T) {
+	s := testServer(t, Options{})
+	old := openCall(t, s, "a", nil)
+	oldURL := old.call.BaseURL()
+	old.call.Close()
+	fresh := openCall(t, s, "a", nil)
+	require.NotEqual(t, oldURL, fresh.call.BaseURL())
+	assert.Equal(t, http.StatusGone, postAt(t, fresh.client, oldURL+"/get_order", fresh.call.Token()))
+	assert.Empty(t, fresh.call.Ledger())
+	assert.Equal(t, http.StatusOK, fresh.post("get_order", orderArgs("5590")).status, "its own listener serves it")
 }

@@ -255,6 +255,13 @@ func (s *Server) Open(cfg CallConfig) (*Call, error) {
 	return c, nil
 }
 
+// current reports whether c is the open call of its id.
+func (s *Server) current(c *Call) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[c.id] == c
+}
+
 // forget unregisters a closing call, leaving a tombstone so that its own
 // agent (and only it: the tombstone keeps the token) learns the call is
 // over.

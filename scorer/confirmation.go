@@ -224,6 +224,16 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 			}
 		}
 	}
+	// A pair in words ("forty-four seventy-one", "two fifteen") names the
+	// code or the amount the record holds, or it is a mismatch.
+	if len(held[classID]) > 0 || len(held[classAmount]) > 0 {
+		for _, p := range named.pairs {
+			code, whole, cents := pairReadings(p)
+			if !heardAny(classID, code, held[classID]) && !heardAny(classAmount, whole, held[classAmount]) && !heardAny(classAmount, cents, held[classAmount]) {
+				fail(v.find("confirmation names "+code+" (or "+cents+"), which the backend does not hold for the intended record", u.start, v.snapSeq))
+			}
+		}
+	}
 	text := u.f.ctext
 	if u.f.claim == claimRestored {
 		text = u.f.text
@@ -241,7 +251,7 @@ func (v *view) checkNamed(u *utterance, named valueSet, rs []trace.Record, fail 
 				continue
 			}
 			w := textForm(cand)
-			if w != "" && strings.Contains(" "+text+" ", " "+w+" ") && !anyMentioned(text, heldF) {
+			if w != "" && namesPhrase(text, w) && !anyMentioned(text, heldF) {
 				fail(v.find("confirmation names \""+cand+"\", which the backend does not hold for the intended record", u.start, v.snapSeq))
 			}
 		}
@@ -287,7 +297,7 @@ func heardAny(c valueClass, named string, held []string) bool {
 
 func anyMentioned(text string, vals []string) bool {
 	for _, x := range vals {
-		if w := textForm(x); w != "" && strings.Contains(" "+text+" ", " "+w+" ") {
+		if w := textForm(x); w != "" && namesPhrase(text, w) {
 			return true
 		}
 	}
@@ -295,11 +305,30 @@ func anyMentioned(text string, vals []string) bool {
 }
 
 func displayValue(c valueClass, x string) string {
+	if strings.Contains(x, "|") {
+		return strings.ReplaceAll(x, "|", " or ") // "two fifty dollars": 250 or 2.5
+	}
+	if d, ok := strings.CutPrefix(x, "dom:"); ok {
+		return "the " + d + ordinalSuffix(d)
+	}
 	if w, ok := strings.CutPrefix(x, "wd:"); ok {
 		n, _ := strconv.Atoi(w)
 		return time.Weekday(n).String()
 	}
 	return x
+}
+
+// ordinalSuffix is "st", "nd", "rd" or "th" for a day of the month.
+func ordinalSuffix(d string) string {
+	switch d {
+	case "1", "21", "31":
+		return "st"
+	case "2", "22":
+		return "nd"
+	case "3", "23":
+		return "rd"
+	}
+	return "th"
 }
 
 // heldValues lists, per value class, what the records hold (key and every
@@ -313,7 +342,7 @@ func (v *view) heldValues(rs []trace.Record) map[valueClass][]string {
 	}
 	add := func(t, s string) {
 		n := v.norm(t, s)
-		if c := classOf(t, n); c != classNone {
+		if c := rawClass(t, s, n); c != classNone {
 			out[c] = appendUniq(out[c], n)
 		}
 	}

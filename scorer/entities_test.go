@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	_ "time/tzdata" // the same zones on every machine
 
 	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
@@ -13,7 +14,7 @@ import (
 // numbers and amounts in words of 100 or more, morning times, spoken and
 // NATO codes, the day of the month, relative dates against the call date.
 func TestScanEntities(t *testing.T) {
-	ref := callRef("2026-12-07")
+	ref := entity.Ref{Date: time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)}
 	cases := []struct {
 		text string
 		ref  entity.Ref
@@ -25,6 +26,8 @@ func TestScanEntities(t *testing.T) {
 		{"one thousand two hundred dollars and fifty cents", entity.Ref{}, classAmount, []string{"1200.5"}},
 		{"two fifty dollars", entity.Ref{}, classAmount, []string{"250|2.5"}},
 		{"fifteen bucks", entity.Ref{}, classAmount, []string{"15"}},
+		{"a payment of two fifty", entity.Ref{}, classAmount, nil}, // a pair: see TestScanPairs
+		{"two hundred", entity.Ref{}, classAmount, nil},
 		{"9 am", entity.Ref{}, classTime, []string{"09:00"}},
 		{"9:00 am", entity.Ref{}, classTime, []string{"09:00"}},
 		{"at 09:00", entity.Ref{}, classTime, []string{"09:00"}},
@@ -34,6 +37,9 @@ func TestScanEntities(t *testing.T) {
 		{"payment four one two eight", entity.Ref{}, classID, []string{"4128"}},
 		{"booking R four M nine", entity.Ref{}, classID, []string{"r4m9"}},
 		{"reference Romeo four Mike nine", entity.Ref{}, classID, []string{"r4m9"}},
+		{"reference Romeo four November nine", entity.Ref{}, classID, []string{"r4n9"}},
+		{"reference Romeo four November nine", entity.Ref{}, classDate, nil},
+		{"on November 9", entity.Ref{}, classDate, []string{"2026-11-09"}},
 		{"order double five nine oh", entity.Ref{}, classID, []string{"5590"}},
 		{"on the 8th", entity.Ref{}, classDate, []string{"dom:8"}},
 		{"12/08", entity.Ref{}, classDate, []string{"2026-12-08"}},
@@ -51,6 +57,29 @@ func TestScanEntities(t *testing.T) {
 		if !slices.Equal(out.cur[c.c], c.cur) {
 			t.Errorf("%q: %v %q, want %q", c.text, c.c, out.cur[c.c], c.cur)
 		}
+	}
+}
+
+func TestScanPairs(t *testing.T) {
+	for text, want := range map[string][]string{
+		"a payment of two fifty":            {"2:50"},
+		"booking forty-four seventy-one":    {"44:71"},
+		"twelve forty-five":                 {"12:45"},
+		"two fifty people":                  nil,
+		"on December 8, twenty twenty-six":  nil,
+		"at seven thirty":                   nil,
+		"instead of forty-four seventy-one": nil,
+	} {
+		f := scanValues(text, true)
+		if !slices.Equal(f.pairs, want) {
+			t.Errorf("%q: pairs %q, want %q", text, f.pairs, want)
+		}
+	}
+	if c, w, p := pairReadings("44:71"); c != "4471" || w != "4471" || p != "44.71" {
+		t.Errorf("pairReadings(44:71) = %s %s %s", c, w, p)
+	}
+	if c, w, p := pairReadings("2:5"); c != "205" || w != "205" || p != "2.05" {
+		t.Errorf("pairReadings(2:5) = %s %s %s", c, w, p)
 	}
 }
 
@@ -80,15 +109,56 @@ func TestSameHeardReadings(t *testing.T) {
 	}
 }
 
-func TestCallRef(t *testing.T) {
-	if r := callRef(""); !r.IsZero() {
-		t.Error("no call date must give the zero Ref")
+func TestRawClass(t *testing.T) {
+	for _, c := range []struct {
+		typ, raw string
+		want     valueClass
+	}{
+		{typeString, "215.00", classAmount}, {typeString, "215", classCount}, {typeInteger, "4", classCount},
+		{typeString, "4.5", classAmount}, {typeNumber, "215.00", classAmount}, {typeString, "v1.2", classID},
+	} {
+		if got := rawClass(c.typ, c.raw, normValue(c.typ, c.raw)); got != c.want {
+			t.Errorf("rawClass(%q, %q) = %v, want %v", c.typ, c.raw, got, c.want)
+		}
 	}
-	if r := callRef("07/12/2026"); !r.IsZero() {
-		t.Error("a date that does not parse must give the zero Ref")
+}
+
+func TestNamesPhrase(t *testing.T) {
+	for _, c := range []struct {
+		text, w string
+		want    bool
+	}{
+		{"from your rainy day account", "rainy-day", true},
+		{"from your rainy-day account", "rainy day", true},
+		{"from your rainy-day account", "rainy-day", true},
+		{"from your rainy days account", "rainy-day", false},
+		{"from your everyday account", "every day", false},
+	} {
+		if got := namesPhrase(c.text, c.w); got != c.want {
+			t.Errorf("namesPhrase(%q, %q) = %v", c.text, c.w, got)
+		}
 	}
-	if r := callRef("2026-12-07"); !r.Date.Equal(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("callRef = %v", r.Date)
+}
+
+func TestDisplayValues(t *testing.T) {
+	for in, want := range map[string]string{"dom:1": "the 1st", "dom:22": "the 22nd", "dom:3": "the 3rd", "dom:11": "the 11th", "dom:23": "the 23rd",
+		"250|2.5": "250 or 2.5", "wd:2": "Tuesday", "2026-12-03": "2026-12-03"} {
+		if got := displayValue(classDate, in); got != want {
+			t.Errorf("displayValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCallDateRef: index takes the reader's reference day from
+// call.start's calendar, in the call's own time zone.
+func TestCallDateRef(t *testing.T) {
+	if v := index(&trace.History{}, &trace.CallStart{}, nil); !v.lex.ref.IsZero() {
+		t.Error("a call.start without the call's date must give the zero Ref")
+	}
+	v := index(&trace.History{}, &trace.CallStart{CallDate: "2026-12-08", TimeZone: "America/New_York"}, nil)
+	es := entity.Extract("tomorrow", entity.Options{Ref: v.lex.ref})
+	if len(es) != 1 || es[0].Value != "2026-12-09" {
+		t.Errorf("tomorrow from New York's December 8 = %+v", es)
 	}
 }
 
@@ -121,6 +191,10 @@ func TestConfirmationByDimension(t *testing.T) {
 		{"Done. Payment four one two eight is now $215 at nine in the morning.", Pass},
 		{"Done. Payment 4128 is now two hundred fifteen dollars at 09:00.", Pass},
 		{"Done. Payment 4128 is now fifteen dollars at 9 am.", Fail},
+		{"Done. Payment 4128 is now two fifteen at 9 am.", Pass},
+		{"Done. Payment forty-one twenty-eight is now $215 at 9 am.", Pass},
+		{"Done. Payment forty-one twenty-nine is now $215 at 9 am.", Fail},
+		{"Done. Payment 4128 is now two fifty at 9 am.", Fail},
 		{"Done. Payment 4128 is now two hundred and fifteen dollars at 9 pm.", Fail},
 		{"Done. Payment four one two nine is now two hundred and fifteen dollars at 9 am.", Fail},
 	} {
@@ -195,6 +269,9 @@ func TestDatesAccounted(t *testing.T) {
 		{"I've moved order 5590 to the 3rd.", Pass},
 		{"I've moved order 5590 to the third of December.", Pass},
 		{"I've moved order 5590 to 12/03.", Pass},
+		{"I've moved order 5590 to December 3, twenty twenty-six.", Pass},
+		{"I've moved order fifty-five ninety to December 3.", Pass},
+		{"I've moved order fifty-five ninety-nine to December 3.", Fail},
 		{"I've moved order 5590 to the 4th.", Fail},
 		{"I've moved order 5590 to tomorrow.", Unknown},
 		{"I've moved order 5590 to tomorrow, the 4th.", Fail},

@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/callproof/callproof/entity"
@@ -62,11 +61,19 @@ func (f *facts) mentions(c valueClass, norm string, claimedOnly bool) bool {
 	}
 	if c == classText {
 		w := textForm(norm)
-		return w != "" && strings.Contains(" "+text+" ", " "+w+" ")
+		return w != "" && namesPhrase(text, w)
 	}
 	for _, x := range vs.cur[c] {
 		if sameHeard(c, x, norm) {
 			return true
+		}
+	}
+	if c == classID || c == classAmount {
+		for _, p := range vs.pairs {
+			code, whole, cents := pairReadings(p)
+			if c == classID && sameHeard(c, code, norm) || c == classAmount && (sameHeard(c, whole, norm) || sameHeard(c, cents, norm)) {
+				return true
+			}
 		}
 	}
 	return false
@@ -300,18 +307,6 @@ func newLexicon(tools []trace.ToolSpec) *lexicon {
 	return lx
 }
 
-// callRef is the call's date (YYYY-MM-DD, already the call's local
-// calendar day) as the reference for relative dates ("tomorrow"). A
-// history without one, or with one that does not parse, gives the zero
-// Ref: relative dates are then not read.
-func callRef(date string) entity.Ref {
-	d, err := time.Parse(time.DateOnly, date)
-	if err != nil {
-		return entity.Ref{}
-	}
-	return entity.Ref{Date: d}
-}
-
 // keyWordsOf is the first word of a key argument's name ("booking_ref" -> "booking").
 func keyWordsOf(arg string) string {
 	if ws := nameWords(arg); len(ws) > 0 {
@@ -396,6 +391,9 @@ func (lx *lexicon) scanTokens(ts []string) valueSet {
 func merge(dst *valueSet, src valueSet) {
 	for _, x := range src.unplaced {
 		dst.unplaced = appendUniq(dst.unplaced, x)
+	}
+	for _, x := range src.pairs {
+		dst.pairs = appendUniq(dst.pairs, x)
 	}
 	for c, xs := range src.cur {
 		for _, x := range xs {
@@ -592,9 +590,14 @@ func (lx *lexicon) restoreAt(ws []string, j string) int {
 		if !lx.isDone(w) && !lx.isBase(w) {
 			continue
 		}
-		for k := i + 1; k < len(ws) && k <= i+4; k++ {
+		// four words, a code said one character at a time counting as one
+		// ("put booking four four seven one back")
+		for k, words := i+1, 0; k < len(ws) && words < 4; k, words = k+1, words+1 {
 			if ws[k] == "back" {
 				return i
+			}
+			if c, n := entity.SpokenCodeAt(ws, k); n > 1 && strings.ContainsAny(c, "0123456789") {
+				k += n - 1
 			}
 		}
 	}

@@ -15,6 +15,10 @@ type valueSet struct {
 	// unplaced are values named that cannot be compared with any record:
 	// relative dates ("tomorrow") in a history without the call's date.
 	unplaced []string
+	// pairs are numbers said as two groups in words that no class took
+	// ("forty-four seventy-one", "two fifteen"), as "hi:lo": a code
+	// (4471), an amount (215 or 2.15), whichever the record holds.
+	pairs []string
 }
 
 func (s *valueSet) add(c valueClass, x string, prior bool) {
@@ -51,13 +55,16 @@ func scanValues(s string, bareTime bool) valueSet {
 }
 
 // scan reads the classes in turn, each token used once. Times go before
-// dates so that "8 tonight" is a time, not today; spoken codes before
-// counts so that "four one two eight" is one code.
+// dates so that "8 tonight" is a time, not today; codes spelled with
+// letters before dates ("Romeo four November nine"); other spoken codes
+// before counts so that "four one two eight" is one code.
 func (sc *scanner) scan() {
 	sc.times()
+	sc.spokenCodes(true)
 	sc.dates()
 	sc.amounts()
-	sc.spokenCodes()
+	sc.spokenCodes(false)
+	sc.pairs()
 	sc.counts()
 	sc.ids()
 }
@@ -228,15 +235,49 @@ func (sc *scanner) amounts() {
 // spokenCodes: a code said one character at a time ("four one two
 // eight", "R four M nine", "Romeo four Mike nine", "double four seven
 // one"), read as the written code ("4128", "r4m9").
-func (sc *scanner) spokenCodes() {
+//
+// lettered: only codes with a letter and a digit and three characters or
+// more ("Romeo four November nine"), read before dates so that "four
+// November" inside one is not the 4th of November; the rest are read
+// after dates and amounts.
+func (sc *scanner) spokenCodes(lettered bool) {
 	sc.each(func(ts []string, i int) int {
 		c, n := entity.SpokenCodeAt(ts, i)
+		if n > 0 && lettered && !(len(c) >= 3 && strings.ContainsAny(c, "0123456789") && strings.Trim(c, "0123456789") != "") {
+			n = 0
+		}
 		if n > 0 {
 			sc.out.add(classID, idForm(c), sc.prior(i))
 			sc.mark(i, i+n)
 		}
 		return n
 	})
+}
+
+// pairs: a number said as two groups in words ("forty-four seventy-one")
+// left over by times, dates, amounts and codes, unless it counts
+// something ("two fifty people") or is a year after a date.
+func (sc *scanner) pairs() {
+	sc.each(func(ts []string, i int) int {
+		n := entity.NumberAt(ts, i)
+		if !n.Pair || !n.Words || entity.IsCountNoun(nextWord(ts, i+n.Used)) || sc.prior(i) {
+			return 0
+		}
+		if i > 0 && sc.used[i-1] && n.Hi >= 19 && n.Hi <= 20 {
+			return 0 // "December 8, twenty twenty-six": a year
+		}
+		sc.out.pairs = appendUniq(sc.out.pairs, strconv.FormatInt(n.Hi, 10)+":"+strconv.FormatInt(n.Lo, 10))
+		sc.mark(i, i+n.Used)
+		return n.Used
+	})
+}
+
+// pairReadings are the values a pair "hi:lo" can name: the code and the
+// amount hi*100+lo, and the amount hi.lo.
+func pairReadings(p string) (code, whole, cents string) {
+	a, b, _ := strings.Cut(p, ":")
+	lo, _ := strconv.Atoi(b)
+	return idForm(a + twoDigits(lo)), amount(a + twoDigits(lo)), amount(a + "." + twoDigits(lo))
 }
 
 var countLeads = map[string]bool{"quantity": true, "qty": true, "size": true, "count": true}

@@ -263,6 +263,31 @@ func classOf(typ, norm string) valueClass {
 	return classText
 }
 
+// namesPhrase reports whether text (in textForm) has the phrase w (in
+// textForm) as whole words, a hyphen and a space being the same:
+// "rainy-day" is named by "rainy day" and the reverse.
+func namesPhrase(text, w string) bool {
+	if strings.Contains(" "+text+" ", " "+w+" ") {
+		return true
+	}
+	if !strings.Contains(text, "-") && !strings.Contains(w, "-") {
+		return false
+	}
+	text, w = strings.ReplaceAll(text, "-", " "), strings.ReplaceAll(w, "-", " ")
+	return strings.Contains(" "+text+" ", " "+w+" ")
+}
+
+// rawClass is classOf, told also by the value as stored: a string field
+// holding "215.00" is an amount although its canonical form "215" has the
+// shape of a count.
+func rawClass(typ, raw, norm string) valueClass {
+	c := classOf(typ, norm)
+	if c == classCount && typ != typeInteger && strings.Count(raw, ".") == 1 && amount(strings.TrimSpace(raw)) == norm {
+		return classAmount
+	}
+	return c
+}
+
 // isClock reports the canonical time forms "HH:MM" and "~H:MM".
 func isClock(s string) bool {
 	s = strings.TrimPrefix(s, "~")

@@ -7,7 +7,7 @@
 # ("interop: integrity k/N"), else how many of its subtests passed.
 # A missing framework is a failure here (interop.Missing), never a skip.
 # `make test` runs a subset of these suites: scripts/test.sh skips the
-# halves listed in its INTEROP_TESTS (docs/INTEROP.md, "Running it").
+# halves listed in its INTEROP_TESTS (docs/INTEROP.md, "make interop").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -17,6 +17,7 @@ export CALLPROOF_INTEROP_REQUIRED=1
 suites=(
 	"openai-agents twilio sdk ./agents/realtime/ ^TestInteropOpenAIAgentsTwilio$"
 	"openai-agents twilio cli ./cmd/callproof/ ^TestRunTwilioOpenAIAgent$"
+	"pipecat twilio cli ./cmd/callproof/ ^TestRunTwilioPipecatBot$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"

@@ -44,6 +44,9 @@ prebuild() { # compiles every test binary in parallel, running no test
 # other half of each suite still runs here, and a missing framework
 # (node, janus) still fails it: CALLPROOF_INTEROP_REQUIRED.
 INTEROP_TESTS=${INTEROP_TESTS-'^TestWebRTCCoreMatchesWebSocket$/^naive$'}
+# Packages whose tests place no call in real time: make test runs them two
+# at a time.
+LIGHT_PACKAGES="./calibrate/ ./internal/... ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./trace/"
 
 calgate() { # DIR: one calibration set's gate
 	local dir=$1
@@ -72,7 +75,13 @@ full)
 	# Compiled first with both cores (-p 1 would build one package at a
 	# time too); the run below then only links and runs each binary.
 	step "build tests (-race)" prebuild -race
-	step "go test -race" gotest -race -count=1 -p 1 -timeout 30m "${skip[@]}" ./...
+	# The packages that place no call in real time share the two cores
+	# (-p 2); every other package runs alone. A new package is alone until
+	# it is listed here.
+	light=$("$GO" list $LIGHT_PACKAGES)
+	live=$("$GO" list ./... | grep -vxF -f <(printf '%s\n' "$light"))
+	step "go test -race (light, -p 2)" gotest -race -count=1 -p 2 -timeout 30m $light
+	step "go test -race (live, -p 1)" gotest -race -count=1 -p 1 -timeout 30m "${skip[@]}" $live
 	# Re-scores every calibration set's recorded calls against its hand
 	# labels (docs/SCORING.md): testdata/calibration and each agent
 	# family's own. A set with disagreements.txt is under a ratchet.

@@ -4,13 +4,18 @@
 // RealtimeAgent + RealtimeSession, connected to the Realtime server named by
 // REALTIME_URL (in tests, callproof's fake in agents/realtime). The agent
 // has one tool, update_order, that POSTs to the tools URL the caller passed
-// in Twilio's start.customParameters. See docs/INTEROP.md.
+// in Twilio's start.customParameters. With --tools mcp (or TOOLS=mcp) it
+// has no tool code of its own: it takes the call's tools from callproof's
+// MCP endpoint (toolsMcpUrl) with the SDK's MCPServerStreamableHttp. See
+// docs/INTEROP.md.
 //
 // Usage: REALTIME_URL=ws://127.0.0.1:PORT/v1/realtime node server.mjs [--port N]
-// (or PORT=N). Port 0 picks a free one; "listening <port>" goes to stdout
-// once the server accepts connections. Logs go to stderr.
+// [--tools http|mcp] (or PORT=N, TOOLS=…). Port 0 picks a free one;
+// "listening <port>" goes to stdout once the server accepts connections.
+// Logs go to stderr.
 
 import { WebSocketServer } from 'ws';
+import { MCPServerStreamableHttp } from '@openai/agents';
 import { RealtimeAgent, RealtimeSession, tool } from '@openai/agents/realtime';
 import { TwilioRealtimeTransportLayer } from '@openai/agents-extensions';
 import { z } from 'zod';
@@ -19,6 +24,7 @@ import { z } from 'zod';
 // tools (callproof's native start.tools.baseUrl and start.tools.token).
 const PARAM_TOOLS_URL = 'toolsBaseUrl';
 const PARAM_TOOLS_TOKEN = 'toolsToken';
+const PARAM_TOOLS_MCP_URL = 'toolsMcpUrl'; // start.tools.mcpUrl
 
 // Every wait is bounded: a stuck peer must not hold a call (or the process)
 // open forever.
@@ -34,15 +40,18 @@ function log(...args) {
 function parseArgs(argv, env) {
   let port = env.PORT ?? '0';
   let realtimeUrl = env.REALTIME_URL ?? '';
+  let tools = env.TOOLS ?? 'http';
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--port' && i + 1 < argv.length) port = argv[++i];
+    else if (argv[i] === '--tools' && i + 1 < argv.length) tools = argv[++i];
     else if (argv[i] === '--realtime-url' && i + 1 < argv.length) realtimeUrl = argv[++i];
     else throw new Error(`unknown argument ${argv[i]}`);
   }
   const n = Number(port);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`bad port ${port}`);
   if (!/^wss?:\/\//.test(realtimeUrl)) throw new Error('REALTIME_URL (ws:// or wss://) is required');
-  return { port: n, host: env.HOST ?? '127.0.0.1', realtimeUrl };
+  if (tools !== 'http' && tools !== 'mcp') throw new Error(`bad --tools ${tools}: http or mcp`);
+  return { port: n, host: env.HOST ?? '127.0.0.1', realtimeUrl, tools };
 }
 
 // withTimeout rejects when p has not settled within ms.
@@ -96,6 +105,27 @@ function updateOrderTool(call) {
   });
 }
 
+// mcpTools connects to the call's MCP endpoint, once Twilio's start has
+// named it. The SDK cannot set a header per call, so the idempotency key
+// goes in _meta (toolMetaResolver), one per tool call, as the HTTP tool's
+// key is one per model call id.
+async function mcpTools(call) {
+  const params = await withTimeout(call.started, START_TIMEOUT_MS, 'twilio start');
+  const url = params[PARAM_TOOLS_MCP_URL];
+  if (!url) throw new Error(`no ${PARAM_TOOLS_MCP_URL} in start.customParameters`);
+  let n = 0;
+  const server = new MCPServerStreamableHttp({
+    url,
+    name: 'callproof',
+    timeout: TOOL_TIMEOUT_MS,
+    requestInit: { headers: { Authorization: `Bearer ${params[PARAM_TOOLS_TOKEN] ?? ''}` } },
+    toolMetaResolver: () => ({ idempotencyKey: `oa-mcp-${call.id}-${++n}` }),
+  });
+  await withTimeout(server.connect(), CONNECT_TIMEOUT_MS, 'mcp connect');
+  call.mcp = server;
+  return server;
+}
+
 function handleCall(twilioWs, cfg, calls, seq) {
   const call = { id: seq, session: null, ws: twilioWs };
   let resolveStart;
@@ -115,12 +145,8 @@ function handleCall(twilioWs, cfg, calls, seq) {
     resolveStart(start.customParameters ?? {});
   });
 
-  const agent = new RealtimeAgent({
-    name: 'Order desk',
-    instructions: 'You change delivery dates and quantities of orders with update_order. Read back before you act.',
-    tools: [updateOrderTool(call)],
-  });
-  const session = new RealtimeSession(agent, {
+  const instructions = 'You change delivery dates and quantities of orders with update_order. Read back before you act.';
+  const makeSession = (agent) => new RealtimeSession(agent, {
     transport,
     model: 'gpt-realtime',
     tracingDisabled: true,
@@ -131,17 +157,33 @@ function handleCall(twilioWs, cfg, calls, seq) {
     // its PCM replies reach Twilio as if they were μ-law (docs/INTEROP.md).
     config: { audio: { input: { format: { type: 'audio/pcmu' } }, output: { format: { type: 'audio/pcmu' } } } },
   });
-  call.session = session;
-  session.on('error', (ev) => log(`call ${call.id}: session error:`, ev?.error?.message ?? ev?.error ?? ev));
 
   const end = () => {
     if (!calls.delete(call)) return;
-    try { session.close(); } catch (err) { log(`call ${call.id}: close: ${err.message}`); }
+    try { call.session?.close(); } catch (err) { log(`call ${call.id}: close: ${err.message}`); }
+    call.mcp?.close().catch((err) => log(`call ${call.id}: mcp close: ${err.message}`));
   };
   twilioWs.on('close', () => { log(`call ${call.id}: twilio socket closed`); end(); });
   twilioWs.on('error', (err) => log(`call ${call.id}: twilio socket error: ${err.message}`));
 
-  withTimeout(session.connect({ apiKey: 'test', url: cfg.realtimeUrl }), CONNECT_TIMEOUT_MS, 'realtime connect')
+  // Over HTTP the tool is the agent's own code; over MCP the call's tools
+  // are listed from its endpoint, which Twilio's start names, so the
+  // Realtime session opens once start has come.
+  const connect = async () => {
+    const agent = cfg.tools === 'mcp'
+      ? new RealtimeAgent({ name: 'Order desk', instructions, mcpServers: [await mcpTools(call)] })
+      : new RealtimeAgent({ name: 'Order desk', instructions, tools: [updateOrderTool(call)] });
+    const session = makeSession(agent);
+    call.session = session;
+    session.on('error', (ev) => log(`call ${call.id}: session error:`, ev?.error?.message ?? ev?.error ?? ev));
+    if (!calls.has(call)) { // the caller left meanwhile
+      session.close();
+      call.mcp?.close().catch(() => {});
+      return;
+    }
+    await session.connect({ apiKey: 'test', url: cfg.realtimeUrl });
+  };
+  withTimeout(connect(), CONNECT_TIMEOUT_MS + (cfg.tools === 'mcp' ? START_TIMEOUT_MS : 0), 'realtime connect')
     .then(() => log(`call ${call.id}: realtime connected`))
     .catch((err) => {
       log(`call ${call.id}: ${err.message}`);
@@ -168,6 +210,7 @@ function main() {
     for (const call of [...calls]) {
       calls.delete(call);
       try { call.session?.close(); } catch { /* closing anyway */ }
+      call.mcp?.close().catch(() => {});
       call.ws.close(1001, 'server shutting down');
     }
     wss.close(() => process.exit(0));

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/callproof/callproof/agents/realtime"
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/internal/doccheck"
 )
 
@@ -115,6 +116,7 @@ func TestInteropDocMatchesAgent(t *testing.T) {
 	for _, p := range []struct{ js, goName, here string }{
 		{"PARAM_TOOLS_URL", "ParamToolsBaseURL", paramToolsURL},
 		{"PARAM_TOOLS_TOKEN", "ParamToolsToken", paramToolsTok},
+		{"PARAM_TOOLS_MCP_URL", "ParamToolsMCPURL", twilio.ParamToolsMCPURL},
 	} {
 		js := regexp.MustCompile(`const ` + p.js + ` = '([^']+)'`).FindStringSubmatch(server)
 		goc := regexp.MustCompile(p.goName + `\s*=\s*"([^"]+)"`).FindStringSubmatch(caller)

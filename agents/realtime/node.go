@@ -38,11 +38,12 @@ type NodeAgent struct {
 	*subproc.Process
 }
 
-// StartNodeAgent starts `node server.mjs --port 0` in root's
+// StartNodeAgent starts `node server.mjs --port 0 [args…]` in root's
 // agents/openai-twilio with REALTIME_URL=realtimeURL and waits, until ctx
-// ends, for it to listen. node is the node binary.
-func StartNodeAgent(ctx context.Context, node, root, realtimeURL string) (*NodeAgent, error) {
-	cmd := exec.Command(node, "server.mjs", "--port", "0")
+// ends, for it to listen. node is the node binary; args such as
+// "--tools", "mcp" choose its configuration.
+func StartNodeAgent(ctx context.Context, node, root, realtimeURL string, args ...string) (*NodeAgent, error) {
+	cmd := exec.Command(node, append([]string{"server.mjs", "--port", "0"}, args...)...)
 	cmd.Dir = filepath.Join(root, "agents", "openai-twilio")
 	cmd.Env = append(os.Environ(), "REALTIME_URL="+realtimeURL, "OPENAI_AGENTS_DISABLE_TRACING=1")
 	p, err := subproc.Start(ctx, cmd, "listening ", NodeAgentStop)

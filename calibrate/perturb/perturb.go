@@ -282,6 +282,15 @@ func Apply(h *trace.History, v Variant) *trace.History {
 	out := &trace.History{Call: h.Call, Events: make([]trace.Event, len(h.Events))}
 	copy(out.Events, h.Events)
 	for i, e := range out.Events {
+		if st, ok := e.Data.(*trace.CallStart); ok && st.CallDate == "" {
+			// Relative forms were said against DefaultCallDate: the
+			// variant is a call on that day (a history without a call
+			// date reads relative dates as unknown).
+			cp := *st
+			cp.CallDate, cp.TimeZone = DefaultCallDate, "UTC"
+			out.Events[i].Data = &cp
+			continue
+		}
 		sp, ok := e.Data.(*trace.AgentSpeech)
 		if !ok || sp.Utterance != v.utt || sp.Text == "" || e.Kind == trace.KindAgentClear {
 			continue

@@ -315,6 +315,9 @@ func (c *Conn) start(s native.Start) error {
 	if s.TimeZone != "" {
 		params[ParamTimeZone] = s.TimeZone
 	}
+	if s.Tools.MCPURL != "" {
+		params[ParamToolsMCPURL] = s.Tools.MCPURL
+	}
 	c.wmu.Lock()
 	c.sids.account = sid(AccountPrefix, s.CallID)
 	c.sids.call = sid(CallPrefix, s.CallID)

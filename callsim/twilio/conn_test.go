@@ -153,7 +153,7 @@ func dial(t *testing.T, tr *Transport, b *bot) *Conn {
 func start(t *testing.T, c *Conn) {
 	err := c.Send(context.Background(), native.Message{Event: native.EventStart, Start: &native.Start{
 		CallID: "call-1", TimeScale: 1, CustomParameters: map[string]string{"lang": "en"}, CallDate: "2026-12-07", TimeZone: "America/New_York",
-		Tools: native.Tools{BaseURL: "http://127.0.0.1:9/tools/call-1", Token: "tok",
+		Tools: native.Tools{BaseURL: "http://127.0.0.1:9/tools/call-1", Token: "tok", MCPURL: "http://127.0.0.1:9/tools/call-1/mcp",
 			Catalog: []trace.ToolSpec{{Name: "get_order", Effect: trace.EffectRead}}},
 	}})
 	require.NoError(t, err)
@@ -208,6 +208,7 @@ func TestStartAndMediaFramesAreTwilios(t *testing.T) {
 	assert.Equal(t, "tok", params[ParamToolsToken])
 	assert.Equal(t, "2026-12-07", params[ParamCallDate])
 	assert.Equal(t, "America/New_York", params[ParamTimeZone])
+	assert.Equal(t, "http://127.0.0.1:9/tools/call-1/mcp", params[ParamToolsMCPURL])
 	assert.JSONEq(t, `[{"name":"get_order","effect":"read","table":"","args":null}]`, params[ParamToolsCatalog].(string))
 
 	ms := b.all("media")

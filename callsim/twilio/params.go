@@ -11,4 +11,5 @@ const (
 	ParamToolsCatalog = "toolsCatalog"    // the tool catalogue as JSON ([]trace.ToolSpec)
 	ParamCallDate     = "callDate"        // the call's date, YYYY-MM-DD (start.callDate)
 	ParamTimeZone     = "timeZone"        // the call's IANA time zone (start.timeZone)
+	ParamToolsMCPURL  = "toolsMcpUrl"     // the same tools as an MCP server (start.tools.mcpUrl); absent when there is none
 )

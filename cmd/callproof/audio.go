@@ -26,6 +26,9 @@ func (a audioFlags) check(scale float64) error {
 		if a.voice != "" || a.cache != "" || a.record {
 			return fmt.Errorf("--voice, --speech-cache and --record are for audio: add --transport %s or %s", transportTwilio, transportWebRTC)
 		}
+		if a.pool != 0 {
+			return fmt.Errorf("--recognizers is for audio: add --transport %s or %s", transportTwilio, transportWebRTC)
+		}
 	case transportTwilio, transportWebRTC:
 		if scale != 1 {
 			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
@@ -37,6 +40,9 @@ func (a audioFlags) check(scale float64) error {
 		}
 	default:
 		return fmt.Errorf("--transport %q: want %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC)
+	}
+	if a.pool < 0 {
+		return fmt.Errorf("--recognizers %d: want at least 1 (0: one fewer than the machine's cores)", a.pool)
 	}
 	if a.transport != transportWebRTC && (a.signaling != "" || a.trickle) {
 		return fmt.Errorf("--signaling and --trickle are for --transport %s", transportWebRTC)

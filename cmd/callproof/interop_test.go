@@ -17,6 +17,7 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/internal/interop"
+	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -30,9 +31,11 @@ const placements = 4
 // the scenarios in agents/realtime/testdata/openai-twilio
 // (realtime.OrderDesk). The CLI is called as a user calls it; the test
 // starts the fake and the agent, reads the results directory with `show`,
-// and checks what the fake saw. Skipped in -short mode, and without node
-// (a failure under `make test` and `make interop`: interop.Missing); see
-// docs/INTEROP.md.
+// and checks what the fake saw. It runs the agent in both of its
+// configurations, its own HTTP tool and the SDK's MCP client on the call's
+// MCP endpoint (--tools mcp), and checks that each call scores the same
+// in both. Skipped in -short mode, and without node (a failure under
+// `make test` and `make interop`: interop.Missing); see docs/INTEROP.md.
 func TestRunTwilioOpenAIAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("places real-time audio calls against a Node agent")
@@ -45,13 +48,56 @@ func TestRunTwilioOpenAIAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suite := filepath.Join(root, "agents", "realtime", "testdata", "openai-twilio")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	if err := realtime.InstallNodeAgents(ctx, root); err != nil {
 		t.Fatal(err)
 	}
 	speech := t.TempDir() // the caller's words (--speech-cache) and the fake's replies
+	scores := map[string]map[string]scorer.CallScore{}
+	for _, tools := range []string{"http", "mcp"} {
+		t.Run(tools, func(t *testing.T) {
+			scores[tools] = runOpenAIAgent(ctx, t, node, root, speech, tools)
+		})
+	}
+	if len(scores["http"]) == 0 || len(scores["mcp"]) == 0 {
+		return // a configuration failed or was skipped: nothing to compare
+	}
+	for id, h := range scores["http"] {
+		m, ok := scores["mcp"][id]
+		if !ok {
+			t.Errorf("%s: no call in the MCP configuration", id)
+			continue
+		}
+		t.Logf("interop openai-agents twilio %s: http %s, mcp %s", id, axesLine(h), axesLine(m))
+		// The sixth axis is what pocketsphinx heard of the same words, which
+		// may differ from one placement to the next; the five others and the
+		// primary bucket (when the sixth agrees) must not.
+		for i := range 5 {
+			if h.Axes[i].Verdict != m.Axes[i].Verdict {
+				t.Errorf("%s: %s: http %s, mcp %s", id, h.Axes[i].Axis, h.Axes[i].Verdict, m.Axes[i].Verdict)
+			}
+		}
+		if h.Axes[5].Verdict == m.Axes[5].Verdict && h.Primary != m.Primary {
+			t.Errorf("%s: primary bucket: http %q, mcp %q", id, h.Primary, m.Primary)
+		}
+	}
+}
+
+// axesLine is a call's six verdicts and its primary bucket, for the log.
+func axesLine(s scorer.CallScore) string {
+	var b strings.Builder
+	for _, a := range s.Axes {
+		fmt.Fprintf(&b, "%s ", a.Verdict)
+	}
+	fmt.Fprintf(&b, "primary=%q", s.Primary)
+	return b.String()
+}
+
+// runOpenAIAgent places the suite's calls on the agent in one tools
+// configuration and returns each call's score.
+func runOpenAIAgent(ctx context.Context, t *testing.T, node, root, speech, tools string) map[string]scorer.CallScore {
+	suite := filepath.Join(root, "agents", "realtime", "testdata", "openai-twilio")
 	synth, err := audio.NewSynth(audio.DefaultVoice)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +110,7 @@ func TestRunTwilioOpenAIAgent(t *testing.T) {
 	defer fake.Close()
 	sctx, scancel := context.WithTimeout(ctx, time.Minute)
 	defer scancel()
-	agent, err := realtime.StartNodeAgent(sctx, node, root, fake.URL())
+	agent, err := realtime.StartNodeAgent(sctx, node, root, fake.URL(), "--tools", tools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +187,22 @@ func TestRunTwilioOpenAIAgent(t *testing.T) {
 	if code, err := agent.Stop(); err != nil || code != 0 {
 		t.Errorf("agent exit status %d after SIGTERM (%v)\n%s", code, err, agent.Log())
 	}
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores := map[string]scorer.CallScore{}
+	for _, h := range saved.Histories {
+		scores[h.Call] = scorer.Score(h)
+		// Both configurations key every update: over HTTP in the header,
+		// over MCP in _meta (the agent's toolMetaResolver).
+		for _, e := range h.Events {
+			if te, ok := e.Data.(*trace.ToolEvent); ok && e.Kind == trace.KindToolReceived && !strings.HasPrefix(te.IdempotencyKey, "oa-") {
+				t.Errorf("%s: %s %s arrived with key %q, want oa-…", h.Call, te.Ref, te.Tool, te.IdempotencyKey)
+			}
+		}
+	}
+	return scores
 }
 
 // checkFake: on each connection (one per call placed) the SDK answered

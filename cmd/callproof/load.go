@@ -22,6 +22,9 @@ const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL
                      [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
                      [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
        callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
+                     [--at-once N] [--against FILE]
+       callproof load --transport twilio --suite S [--calls N] [--ramp D] [--agent URL] [--at-once N]
+                     [--against FILE] [--recognizers N] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
 
 Measures how many real-time audio calls this machine's harness sustains:
 places N Twilio Media Streams calls at once (ids load-0, load-1, …), each
@@ -58,10 +61,24 @@ reference agent in a separate process and reports its CPU and memory too.
 
   callproof load --transport native --calls 5000
 
+--transport twilio with --suite places the suite's calls the same way but
+over Twilio Media Streams, in real time, against an agent whose speech is
+recognized (without --agent: callproof agent careful --transport twilio
+--no-transcript in a separate process), and reports as native does plus
+the worst caller frame and the recognition (decodes, cross-checks, the
+decoders' CPU); --recognizers N bounds the decoders at once (default one
+fewer than the cores). --at-once N places only N at once (e.g. 10, for a
+baseline); --json prints each scenario's usual verdicts, and --against
+FILE (such a baseline's --json output) requires every call to get them.
+
+  callproof load --transport twilio --suite core --calls 30 --at-once 10 --json > base.json
+  callproof load --transport twilio --suite core --calls 200 --against base.json
+
 exit: 0 every call kept within a frame of real time (and, with
 --fidelity, was heard exactly as said; native: every call scored with its
 scenario's usual verdicts), 1 some fell behind or were heard otherwise
-(native: overloaded or unusual calls), 2 bad usage, 3 the run could not
+(native: overloaded or unusual calls, or calls without --against's
+verdicts), 2 bad usage, 3 the run could not
 happen, 5 no agent answers at --agent (preflight; nothing placed).
 `
 
@@ -105,6 +122,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 		}
+		if err := af.check(1); err != nil {
+			fmt.Fprintf(stderr, "callproof load: %v\n", err)
+			return exitUsage
+		}
 		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: 1, ramp: *ramp, agent: *agent, json: *asJSON,
 			against: *against, atOnce: *atOnce, noPreflight: *noPreflight, audio: &af, voice: *voice, cache: *cache}, stdout, stderr)
 	}
@@ -112,11 +133,15 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "callproof load: --recognizers, --against and --at-once are for --transport native or twilio with --suite")
 		return exitUsage
 	}
-	for _, f := range []string{"suite", "scale", "ramp"} {
+	for _, f := range []string{"suite", "ramp"} {
 		if c.set(f) {
-			fmt.Fprintf(stderr, "callproof load: --%s is for text load (--transport native)\n", f)
+			fmt.Fprintf(stderr, "callproof load: --%s is for scored load (--transport native, or twilio with --suite)\n", f)
 			return exitUsage
 		}
+	}
+	if c.set("scale") {
+		fmt.Fprintln(stderr, "callproof load: --scale is for text load (--transport native)")
+		return exitUsage
 	}
 	if err := af.check(1); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)

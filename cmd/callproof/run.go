@@ -19,8 +19,8 @@ const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|exten
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
                     [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
-                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--no-preflight]
-       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--no-preflight]
+                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--no-preflight]
+       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--no-preflight]
 
 Places one call per scenario against the agent and writes DIR as each call
 completes. --out must be new or empty (--force replaces what is there).
@@ -40,7 +40,10 @@ suite once between them; callproof merge OUT SHARD_DIR... makes them one run.
 real time: --scale must stay 1); --transport webrtc calls it over WebRTC
 (--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
 endpoint with --signaling whip). --record writes each call as a stereo WAV
-(caller left, agent right) into DIR/audio.
+(caller left, agent right) into DIR/audio. An audio agent that sends no
+transcript of its own has its speech recognized after each call's script,
+by a pool shared by the whole run: --recognizers N decoders at once
+(default one fewer than the machine's cores, at least 1).
 First one connection checks that the agent answers on its dialect (the
 WebSocket upgrade; for WebRTC, the signaling URL answers HTTP) and closes
 again; if not, nothing is placed or written and run exits 5.
@@ -107,6 +110,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
 	c.StringVar(&af.cache, "speech-cache", "", "where synthesized caller speech is cached (default "+harness.DefaultSpeechCache()+")")
 	c.BoolVar(&af.record, "record", false, "audio: write each call as a stereo WAV into OUT/audio")
+	c.IntVar(&af.pool, "recognizers", 0, "audio: decoders of the agent's speech at once, shared by the run's calls (default one fewer than the cores)")
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}

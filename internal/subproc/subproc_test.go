@@ -9,7 +9,7 @@ import (
 )
 
 func TestStartReadsTheLineAndStops(t *testing.T) {
-	cmd := exec.Command("sh", "-c", `echo warming up; echo "listening on 42"; echo oops >&2; exec sleep 60`)
+	cmd := exec.Command("sh", "-c", `echo oops >&2; echo warming up; echo "listening on 42"; exec sleep 60`)
 	p, err := Start(context.Background(), cmd, "listening on ", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -253,8 +253,8 @@ func (e *endpoint) cut(tag string) {
 }
 
 // splitArgs takes the idempotency key and state version out of a call's
-// arguments (consequential tools only) or _meta, and returns the rest as
-// an HTTP body. Arguments that are not a JSON object are passed on as
+// arguments (consequential tools only) or _meta, drops null arguments, and
+// returns the rest as an HTTP body. Arguments that are not a JSON object are passed on as
 // they are, for the backend to refuse as it refuses such a body.
 func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []byte, key, version string) {
 	if s, ok := meta[MetaIdempotencyKey].(string); ok {
@@ -265,8 +265,18 @@ func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []b
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, key, version
 	}
-	if err := json.Unmarshal(raw, &args); err != nil || args == nil || !consequential {
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return raw, key, version
+	}
+	// A client that makes every argument required (OpenAI's strict
+	// schemas) writes null for one it leaves out: absent, here.
+	for k, v := range args {
+		if string(v) == "null" {
+			delete(args, k)
+		}
+	}
+	if !consequential {
+		return marshalArgs(args, raw), key, version
 	}
 	if v, ok := args[ArgIdempotencyKey]; ok {
 		var s string
@@ -284,11 +294,16 @@ func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []b
 			}
 		}
 	}
+	return marshalArgs(args, raw), key, version
+}
+
+// marshalArgs writes args back as a body; raw if that fails.
+func marshalArgs(args map[string]json.RawMessage, raw json.RawMessage) []byte {
 	b, err := json.Marshal(args)
 	if err != nil {
-		return raw, key, version
+		return raw
 	}
-	return b, key, version
+	return b
 }
 
 // versionString writes a state version as X-State-Version carries it:

@@ -40,6 +40,7 @@ func orderRecords() []trace.Record {
 // of the SDK's own client over real HTTP on loopback.
 type fixture struct {
 	t    *testing.T
+	h    http.Handler // the call's MCP endpoint
 	call *mockbackend.Call
 	rec  *trace.Recorder
 	cs   *mcp.ClientSession
@@ -58,15 +59,24 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func newFixture(t *testing.T, faults ...trace.Fault) *fixture {
 	t.Helper()
-	s := mockbackend.New(mockbackend.Options{MCP: mcptools.Handler})
+	return newFixtureBudget(t, mockbackend.Budget{PerSecond: -1, PerCall: -1}, faults...)
+}
+
+func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.Fault) *fixture {
+	t.Helper()
+	var h http.Handler
+	s := mockbackend.New(mockbackend.Options{MCP: func(c *mockbackend.Call) http.Handler {
+		h = mcptools.Handler(c)
+		return h
+	}})
 	require.NoError(t, s.Start())
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	rec := trace.NewRecorder("c1", nil)
 	c, err := s.Open(mockbackend.CallConfig{ID: "c1", Tools: orderTools(), Records: orderRecords(), Faults: faults,
-		Seed: 1, TimeScale: 1, Recorder: rec, Budget: mockbackend.Budget{PerSecond: -1, PerCall: -1}})
+		Seed: 1, TimeScale: 1, Recorder: rec, Budget: budget})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
-	return &fixture{t: t, call: c, rec: rec, cs: connect(t, c.MCPURL(), c.Token())}
+	return &fixture{t: t, h: h, call: c, rec: rec, cs: connect(t, c.MCPURL(), c.Token())}
 }
 
 func connect(t *testing.T, url, tok string) *mcp.ClientSession {
@@ -220,11 +230,17 @@ func TestCallGoesThroughTheLedger(t *testing.T) {
 	require.Equal(t, 5, *rows[0].BuiltFrom)
 	require.NotNil(t, rows[0].Committed)
 
+	// A null argument is absent (a strict-schema client writes one).
+	res, err = f.callTool(context.Background(), "update_order", map[string]any{"order_number": "5599", "quantity": nil, mcptools.ArgIdempotencyKey: "k2"})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(t, res))
+	require.Equal(t, map[string]string{"order_number": "5599"}, f.call.Ledger()[1].Args)
+
 	// A read, keyless: as over HTTP.
 	res, err = f.callTool(context.Background(), "get_order", map[string]any{"order_number": "5599"})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
-	require.Empty(t, f.call.Ledger()[1].IdempotencyKey)
+	require.Empty(t, f.call.Ledger()[2].IdempotencyKey)
 }
 
 func TestMetaCarriesKeyAndVersion(t *testing.T) {
@@ -502,7 +518,63 @@ func TestClosedStreamLeavesTheCallRunning(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("the request did not end")
 	}
+	// Release only once the endpoint has let go of the closed stream.
+	for stop := time.Now().Add(guard); mcptools.OpenStreams(f.h) > 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(stop), "the endpoint never saw the stream close")
+	}
 	require.NoError(t, f.call.Release("h"))
 	f.waitKind(trace.KindToolCommitted, 1)
 	require.Empty(t, f.events(trace.KindToolCancelled))
+}
+
+// The documented limits: arguments are bounded like an HTTP body (413,
+// recorded as rejected), a request to the endpoint by MaxMessageBytes.
+func TestArgumentsAreBoundedLikeABody(t *testing.T) {
+	f := newFixture(t)
+	big := strings.Repeat("x", mockbackend.MaxBodyBytes)
+	res, err := f.callTool(context.Background(), "get_order", map[string]any{"order_number": big})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Equal(t, 413.0, res.Meta["httpStatus"])
+	require.Len(t, f.events(trace.KindToolRejected), 1)
+
+	body := `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", mcptools.MaxMessageBytes) + `"}}`
+	req, err := http.NewRequest(http.MethodPost, f.call.MCPURL(), strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.call.Token())
+	req.Header.Set("Mcp-Session-Id", f.cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", f.cs.InitializeResult().ProtocolVersion)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+}
+
+// Only tools/call counts in the budget; past it the model sees a 429.
+func TestBudgetCountsToolCalls(t *testing.T) {
+	f := newFixtureBudget(t, mockbackend.Budget{PerSecond: -1, PerCall: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	for range 3 {
+		_, err := f.cs.ListTools(ctx, nil)
+		require.NoError(t, err)
+	}
+	res, err := f.callTool(ctx, "get_order", map[string]any{"order_number": "5590"})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	res, err = f.callTool(ctx, "get_order", map[string]any{"order_number": "5590"})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Equal(t, 429.0, res.Meta["httpStatus"])
+	require.Len(t, f.call.Ledger(), 1)
+}
+
+// A tool outside the catalogue is the MCP layer's error, not recorded.
+func TestUnknownToolIsAProtocolError(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.callTool(context.Background(), "delete_everything", nil)
+	require.Error(t, err)
+	require.Empty(t, f.call.Ledger())
 }

@@ -70,6 +70,9 @@ type Tools struct {
 	BaseURL string           `json:"baseUrl"` // POST {baseUrl}/{tool} with a JSON object of arguments
 	Token   string           `json:"token"`   // Authorization: Bearer <token>
 	Catalog []trace.ToolSpec `json:"catalog"`
+	// MCPURL is the same tools as an MCP server (streamable HTTP, same
+	// token); empty when the backend serves none.
+	MCPURL string `json:"mcpUrl,omitempty"`
 }
 
 // Speech is caller speech. ID ties onset, partials and final together.

@@ -1,0 +1,71 @@
+package hearing
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/internal/doccheck"
+)
+
+// The default pool leaves one core to the calls' frame clocks, as the
+// docs say where they name it.
+func TestDefaultPoolSizeAsDocumented(t *testing.T) {
+	assert.Equal(t, max(runtime.NumCPU()-1, 1), DefaultPoolSize())
+	assert.Equal(t, DefaultPoolSize(), NewPool(0).Size())
+	assert.Equal(t, DefaultPoolSize(), NewPool(-3).Size())
+	assert.Equal(t, 7, NewPool(7).Size())
+	said := regexp.MustCompile("one fewer than the machine's cores and at least one \\(`hearing.DefaultPoolSize`")
+	for _, doc := range []string{"../../docs/PROTOCOL.md", "../../docs/CLI.md"} {
+		raw, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		assert.Regexp(t, said, doccheck.Flat(string(raw)), doc)
+	}
+}
+
+// A pool holds back the run past its size until a slot is released; a
+// waiter gives up with its context; a nil pool bounds nothing.
+func TestPoolBoundsRuns(t *testing.T) {
+	p := NewPool(1)
+	ctx := context.Background()
+	release, err := p.acquire(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, PoolStats{Running: 1}, p.Stats())
+
+	got := make(chan func())
+	go func() {
+		r, err := p.acquire(ctx)
+		assert.NoError(t, err)
+		got <- r
+	}()
+	for p.Stats().Waiting != 1 {
+		runtime.Gosched()
+	}
+	select {
+	case <-got:
+		t.Fatal("a second run started in a pool of one")
+	default:
+	}
+	release()
+	r2 := <-got
+	assert.Equal(t, PoolStats{Running: 1, Done: 1}, p.Stats())
+
+	cctx, cancel := context.WithCancelCause(ctx)
+	cancel(context.DeadlineExceeded)
+	_, err = p.acquire(cctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, PoolStats{Running: 1, Done: 1}, p.Stats(), "a waiter that gave up leaves no trace")
+	r2()
+	assert.Equal(t, PoolStats{Done: 2}, p.Stats())
+
+	var none *Pool
+	r, err := none.acquire(ctx)
+	require.NoError(t, err)
+	r()
+	assert.Equal(t, PoolStats{}, none.Stats())
+}
