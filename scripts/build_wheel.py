@@ -11,10 +11,10 @@ PEP 440 by :func:`pep440` (docs/CLI.md, "Version").
 
 Platform tags (docs/CLI.md, "Python wheels"): a static Go binary needs no C
 library, so one Linux wheel per architecture carries both the manylinux and
-the musllinux tag. manylinux_2_17 (= manylinux2014) is the oldest glibc tag
-pip still accepts everywhere, and musllinux_1_1 the oldest musl one; Go's own
-floor (kernel 3.2) is below both. macOS: Go 1.25 and later run on macOS 12
-or newer, hence macosx_12_0.
+the musllinux tag: manylinux_2_17 is older than any supported glibc and the
+first manylinux tag for aarch64 (manylinux2014, its alias, is for pip before
+20.3), musllinux_1_1 the first musl tag; Go itself needs only Linux 3.2.
+macOS: Go 1.25 and later run on macOS 12 or newer, hence macosx_12_0.
 
     scripts/build_wheel.py [--out DIR] [--platform NAME]...   (default: dist, all)
 """
