@@ -287,3 +287,20 @@ func TestDatesAccounted(t *testing.T) {
 		}
 	}
 }
+
+// TestPresentStateClaims: a record's new state told in the present is a
+// done-claim; negated, a not-done claim.
+func TestPresentStateClaims(t *testing.T) {
+	lx := newLexicon(paymentTools)
+	for s, want := range map[string]claim{
+		"Payment four one eight two now goes out for seventy-five dollars.": claimDone,
+		"Booking 4471 now stands on Wednesday, December 9.":                 claimDone,
+		"Your delivery now arrives on the 3rd.":                             claimDone,
+		"That payment never now goes out.":                                  claimNotDone,
+		"It still doesn't now go out.":                                      claimNone,
+	} {
+		if got := lx.read(s).claim; got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}

@@ -159,7 +159,9 @@ var (
 	// Words that claim completion on their own.
 	doneWords   = []string{"done", "complete", "completed", "processed", "confirmed", "finished", "succeeded", "successful", "successfully"}
 	donePhrases = []string{"all set", "went through", "gone through", "taken care of", "is now", "are now",
-		"now has", "now have", "now shows", "you're booked", "you are booked", "is confirmed", "has been", "have been"}
+		"now has", "now have", "now shows", "you're booked", "you are booked", "is confirmed", "has been", "have been",
+		// a record's new state told in the present: "it now stands on Wednesday", "now goes out for $75"
+		"now stands", "now goes", "now arrives", "now falls", "now lands", "now reads"}
 	notDonePhrases = []string{"nothing was", "nothing has", "nothing got", "nothing is", "nothing's", "nothing went",
 		"nothing changed", "no change", "no changes", "unchanged", "as it was", "left it as", "no action"}
 	restorePhrases = []string{"restored", "reverted", "undid", "undone", "rolled back", "back to how it was",

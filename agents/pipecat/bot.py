@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import wave
 
 import aiohttp
@@ -43,7 +44,7 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.audio.vad.silero import SileroVADAnalyzer
-from pipecat.frames.frames import ErrorFrame, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.frames.frames import EndWorkerFrame, ErrorFrame, FunctionCallResultProperties, TranscriptionFrame, TTSAudioRawFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
@@ -66,10 +67,32 @@ from pipecat.utils.time import time_now_iso8601
 SPHINX_RATE = 16000  # the bundled model's rate
 
 
+class Decoders:
+    """Idle pocketsphinx decoders, one per call at a time: loading one
+    holds the interpreter for a second or two, so they are kept."""
+
+    def __init__(self):
+        self._idle: list[Decoder] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Decoder:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
+
+    def put(self, d: Decoder) -> None:
+        with self._lock:
+            self._idle.append(d)
+
+
+DECODERS = Decoders()
+
+
 class PocketSphinxSTT(SegmentedSTTService):
     """Transcribes each VAD segment with pocketsphinx's bundled US English
-    model (open dictation). Loading it takes a second or two: build it off
-    the event loop (asyncio.to_thread)."""
+    model (open dictation). Build it off the event loop
+    (asyncio.to_thread): it may load a decoder."""
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -80,8 +103,14 @@ class PocketSphinxSTT(SegmentedSTTService):
             settings=STTSettings(model="pocketsphinx en-us", language=Language.EN),
             **kwargs,
         )
-        self._decoder = Decoder(samprate=SPHINX_RATE, loglevel="FATAL")
+        self._decoder = DECODERS.get()
         self._resampler = create_stream_resampler()
+
+    async def cleanup(self):
+        await super().cleanup()
+        if self._decoder is not None:
+            DECODERS.put(self._decoder)
+            self._decoder = None
 
     def _decode(self, pcm: bytes) -> str:
         self._decoder.start_utt()
@@ -142,6 +171,21 @@ UPDATE_ORDER = FunctionSchema(
 )
 
 
+END_CALL = FunctionSchema(
+    name="end_call",
+    description="Hang up, once the caller has what they called for.",
+    properties={},
+    required=[],
+)
+
+
+async def end_call(params: FunctionCallParams):
+    """Hangs up: the goodbye queued ahead is spoken first, then the
+    pipeline ends and the transport closes the caller's stream."""
+    await params.result_callback({"ok": True}, properties=FunctionCallResultProperties(run_llm=False))
+    await params.llm.push_frame(EndWorkerFrame(reason="the bot hung up"))
+
+
 def tool_handler(tools_url: str, token: str):
     """A Pipecat function that calls the call's tool over HTTP."""
 
@@ -189,9 +233,10 @@ async def run_bot(websocket: WebSocket, args) -> None:
         tool_handler(body.get("toolsBaseUrl", ""), body.get("toolsToken", "")),
         cancel_on_interruption=args.cancel_on_interruption,
     )
+    llm.register_function("end_call", end_call)
     context = LLMContext(
         messages=[{"role": "system", "content": "You change orders with update_order."}],
-        tools=ToolsSchema(standard_tools=[UPDATE_ORDER]),
+        tools=ToolsSchema(standard_tools=[UPDATE_ORDER, END_CALL]),
     )
     aggregators = LLMContextAggregatorPair(
         context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
@@ -227,6 +272,7 @@ def main() -> None:
                    help="register update_order with cancel_on_interruption=False")
     p.add_argument("--voice", default="kal16", help="flite's voice")
     args = p.parse_args()
+    DECODERS.put(DECODERS.get())  # the first call finds one loaded
     logger.remove()
     logger.add(sys.stderr, level=os.environ.get("BOT_LOG_LEVEL", "INFO"))
     app = FastAPI()

@@ -5,8 +5,10 @@ understands nothing: it acts on the caller's last words by one rule each,
 so a test knows what the bot will do. On POST /v1/chat/completions
 (streamed, as Pipecat's OpenAILLMService asks):
 
-- the last message a tool result: say --confirm, or --restore-reply when
-  the call it answers carried --restore-args;
+- the last message a tool result: when it is no success (Pipecat's note
+  that the call was cancelled or failed), say --nothing-reply; else say --confirm, or --restore-reply when
+  the call it answers carried --restore-args; with --hang-up, the
+  confirmation comes with a call of end_call;
 - the caller's last words contain "stop", "wait" or "don't" (a barge-in):
   when the last update_order carried --request-args, call
   update_order(--restore-args), putting it back; otherwise say
@@ -50,6 +52,16 @@ def last_update(messages: list[dict]) -> dict | None:
     return None
 
 
+def succeeded(tool_message: dict) -> bool:
+    """A tool result the backend answered with ok (not Pipecat's note that
+    the call was cancelled or failed)."""
+    try:
+        result = json.loads(tool_message.get("content") or "")
+    except (TypeError, ValueError):
+        return False
+    return isinstance(result, dict) and result.get("ok") is True
+
+
 def answered_args(messages: list[dict]) -> dict:
     """The arguments of the tool call the last tool message answers."""
     tool_id = messages[-1].get("tool_call_id")
@@ -70,8 +82,12 @@ class Fake:
     def decide(self, messages: list[dict]) -> tuple[str, object]:
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":
+            if not succeeded(last):
+                return "say", self.args.nothing_reply
             if answered_args(messages) == self.restore_args:
                 return "say", self.args.restore_reply
+            if self.args.hang_up:
+                return "say+end", self.args.confirm
             return "say", self.args.confirm
         words = last_user_text(messages).lower().split()
         done = last_update(messages)
@@ -101,6 +117,13 @@ class Fake:
             tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
                   "function": {"name": "update_order", "arguments": json.dumps(payload)}}
             await resp.write(self.chunk({"role": "assistant", "tool_calls": [tc]}))
+            await resp.write(self.chunk({}, "tool_calls"))
+        elif what == "say+end":
+            self.calls += 1
+            tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
+                  "function": {"name": "end_call", "arguments": "{}"}}
+            await resp.write(self.chunk({"role": "assistant", "content": payload}))
+            await resp.write(self.chunk({"tool_calls": [tc]}))
             await resp.write(self.chunk({}, "tool_calls"))
         else:
             await resp.write(self.chunk({"role": "assistant", "content": payload}))
@@ -132,6 +155,7 @@ def main() -> None:
     p.add_argument("--confirm", required=True)
     p.add_argument("--restore-reply", required=True)
     p.add_argument("--nothing-reply", default="Okay, I won't change anything.")
+    p.add_argument("--hang-up", action="store_true", help="end the call after the confirmation")
     p.add_argument("--anything-else", default="Is there anything else?")
     asyncio.run(serve(p.parse_args()))
 

@@ -27,10 +27,12 @@ func Install(ctx context.Context, root string) (string, error) {
 
 // Script is what the fake model does (fake_llm.py's flags): the
 // update_order arguments of the caller's request and of putting it back
-// after a "stop", and the replies it speaks after each.
+// after a "stop", and the replies it speaks after each; HangUp has it end
+// the call (the bot's end_call) with the confirmation.
 type Script struct {
 	Request, Restore      map[string]string
 	Confirm, RestoreReply string
+	HangUp                bool
 }
 
 // Process is one of the Python programs, listening on URL. Log and Stop
@@ -52,8 +54,12 @@ func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, python, root, "fake_llm.py", "--log", logPath, "--request-args", string(req),
-		"--restore-args", string(restore), "--confirm", s.Confirm, "--restore-reply", s.RestoreReply)
+	args := []string{"fake_llm.py", "--log", logPath, "--request-args", string(req),
+		"--restore-args", string(restore), "--confirm", s.Confirm, "--restore-reply", s.RestoreReply}
+	if s.HangUp {
+		args = append(args, "--hang-up")
+	}
+	return start(ctx, python, root, args...)
 }
 
 // StartBot starts bot.py with its model at llmURL; its URL is its Twilio

@@ -468,7 +468,9 @@ func speechFrame(phase, id, text string) callsim.Frame {
 // (a clean close of the connection). The stream is gone with it, as on a
 // phone line: audio still queued is never heard (an agent that paces its
 // audio in real time has none left). The utterance in progress ends
-// there, then a hangup event with reason is handed on.
+// there. The hang-up ends the call before any Flush, so the words kept
+// so far are recognized first (within HearTimeout, or until the call is
+// shut down), then the hangup event is handed on.
 func (c *Call) HangUp(reason string) {
 	c.mu.Lock()
 	var fs []callsim.Frame
@@ -476,10 +478,22 @@ func (c *Call) HangUp(reason string) {
 		fs = c.endUtteranceLocked(false)
 	}
 	c.queue = c.queue[:0]
+	jobs := c.takeJobsLocked()
 	c.mu.Unlock()
+	c.Emit(fs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c.emitHeard(ctx, jobs)
 	m := native.Message{Event: native.EventHangup, Hangup: &native.Hangup{Reason: reason}}
 	raw, _ := json.Marshal(m)
-	c.Emit(append(fs, callsim.Frame{Message: m, Raw: raw})...)
+	c.Emit(callsim.Frame{Message: m, Raw: raw})
 }
 
 // Enqueue queues agent μ-law for playout; past MaxQueuedAudio it is a
@@ -878,21 +892,11 @@ func (c *Call) Flush(ctx context.Context) error {
 	if c.speaking && len(c.queue) == 0 {
 		fs = c.endUtteranceLocked(false)
 	}
-	jobs := c.toHear
-	c.toHear = nil
-	for i := range jobs {
-		jobs[i].late = jobs[i].onset > c.callerOnset
-	}
+	jobs := c.takeJobsLocked()
 	c.mu.Unlock()
 	c.Emit(fs...)
 	if len(jobs) > 0 {
-		// In utterance order: a text event names its utterance, and the
-		// scorer places it at the utterance's start.
-		for _, j := range c.hearAll(ctx, jobs) {
-			if j.heard && !j.drop.Load() {
-				c.Emit(speechFrame(native.PhaseText, j.id, j.text))
-			}
-		}
+		c.emitHeard(ctx, jobs)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("transcription: %w", context.Cause(ctx))
 		}
@@ -911,6 +915,31 @@ func (c *Call) Flush(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// takeJobsLocked hands over the utterances kept for recognition, each
+// marked late when it began after the caller's last words.
+func (c *Call) takeJobsLocked() []heardJob {
+	jobs := c.toHear
+	c.toHear = nil
+	for i := range jobs {
+		jobs[i].late = jobs[i].onset > c.callerOnset
+	}
+	return jobs
+}
+
+// emitHeard recognizes jobs and hands on their text events in utterance
+// order: a text event names its utterance, and the scorer places it at
+// the utterance's start.
+func (c *Call) emitHeard(ctx context.Context, jobs []heardJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	for _, j := range c.hearAll(ctx, jobs) {
+		if j.heard && !j.drop.Load() {
+			c.Emit(speechFrame(native.PhaseText, j.id, j.text))
+		}
+	}
 }
 
 // maxEchoes bounds the marks Echoes keeps (the first ones of the call).

@@ -729,7 +729,7 @@ func TestOneHostileCallsWorkIsBounded(t *testing.T) {
 // streaming is a call whose stream is under way, and the bot's socket.
 func streaming(t *testing.T) (*Conn, *websocket.Conn) {
 	b := newBot(t)
-	c := dial(t, &Transport{Speech: toneSpeech{}}, b)
+	c := dial(t, &Transport{Speech: toneSpeech{}, Hearing: &scriptedHearer{}}, b)
 	ws := b.ws(t)
 	start(t, c)
 	b.waitFor(t, "media", 1)
@@ -753,10 +753,11 @@ func TestCleanCloseAfterAudioIsTheAgentsHangup(t *testing.T) {
 		}
 		evs = append(evs, f.Message)
 	}
-	require.Len(t, evs, 2, "%v", evs)
+	require.Len(t, evs, 3, "%v", evs)
 	assert.Equal(t, native.PhaseEnd, evs[0].AgentSpeech.Phase, "the goodbye ends, at the latest at the close")
-	assert.Equal(t, native.EventHangup, evs[1].Event)
-	assert.Equal(t, ReasonClosedCleanly, evs[1].Hangup.Reason)
+	assert.Equal(t, native.PhaseText, evs[1].AgentSpeech.Phase, "and its words are heard before the hang-up ends the call")
+	assert.Equal(t, native.EventHangup, evs[2].Event)
+	assert.Equal(t, ReasonClosedCleanly, evs[2].Hangup.Reason)
 }
 
 func TestAbnormalCloseIsNoHangup(t *testing.T) {

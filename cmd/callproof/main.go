@@ -27,6 +27,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"init":      {"write a catalogue from your agent's tools (OpenAI, MCP or OpenAPI)", cmdInit},
 		"validate":  {"check scenario files (no files: the built-in packs)", cmdValidate},
 		"run":       {"run a suite against an agent and write a results directory", cmdRun},
 		"score":     {"score recorded histories (run.jsonl in, scores out)", cmdScore},

@@ -18,10 +18,12 @@ import (
 // TestRunTwilioPipecatBot is `callproof run --transport twilio` against a
 // real Pipecat bot (agents/pipecat: pipecat-ai from PyPI, its model the
 // scripted fake fake_llm.py) with Pipecat's default
-// cancel_on_interruption=True: the call passes the gate. The Python
-// packages are installed by scripts/install-python.sh; a missing python3
-// or a failed install fails the test (it never skips for a missing
-// framework). Skipped in -short mode; see docs/INTEROP.md, "Pipecat".
+// cancel_on_interruption=True: the call passes the gate, and a bot that
+// hangs up after its confirmation (end_call, then Pipecat closes the
+// stream) is scored as a hang-up. The Python packages are installed by
+// scripts/install-python.sh; a missing python3 or a failed install fails
+// the test (it never skips for a missing framework). Skipped in -short
+// mode; see docs/INTEROP.md, "Pipecat".
 func TestRunTwilioPipecatBot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("places real-time audio calls against a Python bot")
@@ -33,58 +35,57 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	python, err := pipecat.Install(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer scancel()
-	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
-	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, pipecat.Script{
-		Request:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"},
-		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
-		Confirm:      realtime.OrderDeskConfirm,
-		RestoreReply: realtime.OrderDeskRestore,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = fake.Stop() }()
-	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = bot.Stop() }()
-
-	suite := filepath.Join(root, "agents", "pipecat", "testdata", "twilio")
-	out := filepath.Join(t.TempDir(), "out")
 	speech := t.TempDir()
-	cli := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
+	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
+	int05 := []string{"--suite", "core", "--only", "int-05"}
+	for _, tc := range []pipecatCase{
+		{name: "confirms", cancel: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
+			`call\.end +completed: caller hung up`)},
+		{name: "hangs-up", cancel: true, hangUp: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
+			`agent\.hangup +agent closed the stream \(normal closure\)`,
+			`call\.end +completed: agent hung up`)},
+		// int-05: "stop" said while the write is held. Pipecat's default
+		// cancels the handler on the caller's barge-in: its request's
+		// connection closes and nothing commits.
+		{name: "cancel-on-interruption", cancel: true, suite: int05, call: "int-05", show: []string{
+			`tool\.cancelled +r1 update_order \(client gave up\)`,
+			`(?m)^  stale_write_prevented +pass$`,
+			`(?m)^  backend_correct +pass$`,
+		}, absent: []string{`tool\.committed`}},
+		// With cancel_on_interruption=False the handler runs on and the
+		// held write commits after the "stop": callproof's bucket.
+		{name: "no-cancel-on-interruption", cancel: false, suite: int05, call: "int-05", show: []string{
+			`tool\.committed +r1 update_order orders/5590 v1->v2`,
+			`(?m)^  backend_correct +fail$`,
+		}, table: []string{`(?m)^  inflight_not_cancelled +(1|0 +\+1)$`}}, // primary or secondary
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, speech, tc)
+		})
 	}
-	code, stdout, stderr := cli("run", "--transport", "twilio", "--agent", bot.URL, "--suite", suite, "--out", out,
-		"--concurrency", "1", "--speech-cache", speech)
-	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
-		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
-		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech)
-	}
-	if code == exitBroken {
-		skipIfBehind(t, out, stderr)
-	}
-	if code != exitOK {
-		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nbot log:\n%s", code, stdout, stderr, bot.Log())
-	}
-	t.Logf("the run's table:\n%s", stdout)
-	code, timeline, stderr := cli("show", out, "pc-slow-update")
-	if code != exitOK {
-		t.Fatalf("show: exit %d: %s", code, stderr)
-	}
-	// The five axes the ledger and the timeline decide; the sixth hangs
-	// on what callproof's recognizer made of flite's words.
+}
+
+// pipecatCase is one configuration of the bot and the call it takes.
+type pipecatCase struct {
+	name           string
+	cancel, hangUp bool     // cancel_on_interruption; the fake ends the call
+	suite          []string // run's flags naming the scenario
+	call           string
+	show           []string // regexps `callproof show` matches
+	absent         []string // and does not
+	table          []string // regexps the run's table matches
+}
+
+// slowLedger is what pc-slow-update's history holds whoever ends it: the
+// slow write committed, axes 1-5 passing (the sixth hangs on what
+// callproof's recognizer made of flite's words).
+func slowLedger() []string {
 	lines := []string{
 		`fault\.applied +r1 update_order latency`,
 		`tool\.committed +r1 update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
@@ -93,15 +94,74 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 	for _, axis := range []string{"captured", "active_state_correct", "tool_args_correct", "stale_write_prevented", "backend_correct"} {
 		lines = append(lines, `(?m)^  `+axis+` +pass$`)
 	}
-	for _, re := range lines {
-		if !regexp.MustCompile(re).MatchString(timeline) {
-			t.Errorf("show pc-slow-update: no line matching %s\n%s", re, timeline)
+	return lines
+}
+
+// runPipecat starts the fake and the bot as tc says, places tc's call
+// over Twilio, and checks the run's table and `callproof show`.
+func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, tc pipecatCase) {
+	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer scancel()
+	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
+	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, pipecat.Script{
+		Request:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"},
+		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
+		Confirm:      realtime.OrderDeskConfirm,
+		RestoreReply: realtime.OrderDeskRestore,
+		HangUp:       tc.hangUp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = fake.Stop() }()
+	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, tc.cancel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = bot.Stop() }()
+
+	out := filepath.Join(t.TempDir(), "out")
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	args := append([]string{"run", "--transport", "twilio", "--agent", bot.URL, "--out", out,
+		"--concurrency", "1", "--speech-cache", speech}, tc.suite...)
+	code, stdout, stderr := cli(args...)
+	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
+		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
+		// The bot answered the first run's preflight; on a machine this
+		// busy a second one can time out while the bot loads a call.
+		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech, "--no-preflight")
+	}
+	if code == exitBroken {
+		skipIfBehind(t, out, stderr)
+	}
+	if code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nbot log:\n%s", code, stdout, stderr, bot.Log())
+	}
+	t.Logf("the run's table:\n%s", stdout)
+	for _, re := range tc.table {
+		if !regexp.MustCompile(re).MatchString(stdout) {
+			t.Errorf("the run's table: no line matching %s", re)
 		}
 	}
-	// One write: the bot did not act twice on one request.
-	if regexp.MustCompile(`tool\.received +r2 `).MatchString(timeline) {
-		log, _ := os.ReadFile(fakeLog)
-		t.Errorf("show pc-slow-update: a second write\n%s\nthe fake model's requests:\n%s", timeline, log)
+	code, timeline, stderr := cli("show", out, tc.call)
+	if code != exitOK {
+		t.Fatalf("show: exit %d: %s", code, stderr)
+	}
+	log, _ := os.ReadFile(fakeLog)
+	for _, re := range tc.show {
+		if !regexp.MustCompile(re).MatchString(timeline) {
+			t.Errorf("show %s: no line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
+		}
+	}
+	// One write at most: the bot did not act twice on one request.
+	for _, re := range append(tc.absent, `tool\.received +r2 `) {
+		if regexp.MustCompile(re).MatchString(timeline) {
+			t.Errorf("show %s: a line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
+		}
 	}
 	// uvicorn shuts down on SIGTERM and then dies of it: the exit status
 	// is the signal's, but it must not need killing.

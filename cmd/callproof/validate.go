@@ -4,18 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/callproof/callproof/scenarios"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	c := newCLI("validate", "usage: callproof validate [FILE|DIR ...]\n\nChecks scenario files (YAML or JSON) and lists every problem as file:line: field: message.\nWith no arguments it checks the built-in packs.\n", stdout, stderr)
+	c := newCLI("validate", "usage: callproof validate [FILE|DIR ...]\n\nChecks scenario files (YAML or JSON) and lists every problem as file:line: field: message.\nA file holding only tools is a catalogue (as callproof init writes it) and is checked as one.\nWith no arguments it checks the built-in packs.\n", stdout, stderr)
 	pos, code, ok := c.parse(args)
 	if !ok {
 		return code
 	}
 	var problems []error
-	count := 0
+	count, catalogs := 0, 0
 	check := func(list []*scenarios.Scenario, err error) {
 		if err != nil {
 			problems = append(problems, flatten(err)...)
@@ -42,6 +43,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 				check(scenarios.LoadDir(p))
 				continue
 			}
+			if data, err := os.ReadFile(p); err == nil && scenarios.IsCatalogFile(p, data) {
+				catalogs++
+				if _, err := scenarios.LoadCatalogBytes(p, data); err != nil {
+					problems = append(problems, flatten(err)...)
+				}
+				continue
+			}
 			s, err := scenarios.LoadFile(p)
 			check([]*scenarios.Scenario{s}, err)
 		}
@@ -53,6 +61,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if len(problems) > 0 {
 		fmt.Fprintf(stderr, "%d problem(s)\n", len(problems))
 		return exitUsage
+	}
+	if catalogs > 0 {
+		fmt.Fprintf(stdout, "%d catalogue(s) valid\n", catalogs)
+		if count == 0 {
+			return exitOK
+		}
 	}
 	fmt.Fprintf(stdout, "%d scenario(s) valid\n", count)
 	return exitOK

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/toolimport"
+)
+
+func cmdInit(args []string, stdout, stderr io.Writer) int {
+	c := newCLI("init", `usage: callproof init --tools FILE|URL [--token T] [--out catalogue.yaml]
+
+Reads an agent's tool definitions (OpenAI function-calling tools, an MCP
+tools/list result, or an OpenAPI 3 document in JSON or YAML; the format is
+detected), or lists the tools of a live MCP server at an http(s) URL
+(streamable HTTP; --token is sent as a bearer token), and writes a
+callproof catalogue. Each tool's effect, table, key
+argument and consequential flag are guessed and marked "# review:" in the
+file; check them, then run callproof validate on it. Without --out the
+catalogue goes to stdout.
+`, stdout, stderr)
+	tools := c.String("tools", "", "the tool definitions file, or a live MCP server's URL (required)")
+	token := c.String("token", "", "bearer token for a live MCP server")
+	out := c.String("out", "", "write the catalogue here instead of stdout (refuses to overwrite a file)")
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
+	}
+	if *tools == "" {
+		fmt.Fprintln(stderr, "callproof init: --tools is required")
+		return exitUsage
+	}
+	var data []byte
+	var err error
+	if isURL(*tools) {
+		if data, err = fetchMCPTools(context.Background(), *tools, *token); err != nil {
+			err = fmt.Errorf("%s: %w", *tools, err)
+		}
+	} else {
+		data, err = readCapped(*tools, toolimport.MaxInput)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitUsage
+	}
+	parsed, format, err := toolimport.Parse(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %s: %v\n", *tools, err)
+		return exitUsage
+	}
+	entries, skipped := toolimport.Infer(parsed)
+	for _, s := range skipped {
+		warn(stderr, "init", []string{fmt.Sprintf("skipped %s: %s", s.Name, s.Reason)})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(stderr, "callproof init: %s: no tool to write\n", *tools)
+		return exitUsage
+	}
+	var b bytes.Buffer
+	if err := toolimport.Write(&b, *tools, format, entries, skipped); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	// Never write a file validate refuses: what the parsers accept always
+	// validates (fuzzed), except a catalogue over the scenario loader's
+	// size limits.
+	if _, err := scenarios.LoadCatalogBytes("catalogue.yaml", b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %s: the catalogue would not load: %v\n", *tools, err)
+		return exitUsage
+	}
+	if *out == "" {
+		if _, err := stdout.Write(b.Bytes()); err != nil {
+			return exitBroken
+		}
+		return exitOK
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitUsage
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(stderr, "callproof init: %v\n", err)
+		return exitBroken
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d tool(s) from %s (%s); review the lines marked \"# review:\"\n", *out, len(entries), *tools, format)
+	return exitOK
+}
+
+// readCapped reads a file, refusing one over max bytes without reading it
+// all.
+func readCapped(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s: over %d bytes", name, max)
+	}
+	return data, nil
+}
