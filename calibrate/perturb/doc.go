@@ -13,7 +13,8 @@
 //   - perturbations: one value replaced by a neighbour (another record's
 //     value, a number one off, the other half of the day, the day before or
 //     after, one character of a code changed), in every form: each must
-//     fail it.
+//     fail it. A value the committed record itself holds in any field is
+//     never substituted: naming it still names that record.
 //
 // Spoken forms are rendered by this package's own code, never by the
 // scorer's tables, so the two can disagree. A fixed corpus of spoken forms

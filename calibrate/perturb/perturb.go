@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/callproof/callproof/trace"
 )
@@ -41,6 +42,11 @@ type Confirmation struct {
 	Utterance string
 	Text      string
 	Values    []Spoken // the committed values found in it
+	// Held are the values the committed record holds after the commit,
+	// in any field (its key included). Naming one of them in place of
+	// another is no perturbation: the claim still names the record's
+	// values, so a perturbation never substitutes one.
+	Held []string
 }
 
 // Spoken is one committed value found in a confirmation.
@@ -141,10 +147,48 @@ func Find(h *trace.History, today time.Time) (Confirmation, bool) {
 			}
 		}
 		if len(found) > 0 {
-			return Confirmation{Utterance: u.id, Text: u.text, Values: found}, true
+			return Confirmation{Utterance: u.id, Text: u.text, Values: found, Held: held(last, args)}, true
 		}
 	}
 	return Confirmation{}, false
+}
+
+// held lists the values the committed record holds: its key and fields
+// after the commit, and the commit's arguments.
+func held(te *trace.ToolEvent, args map[string]string) []string {
+	out := []string{te.Key}
+	for _, v := range te.After {
+		out = append(out, v)
+	}
+	for _, v := range args {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+// isHeld reports whether v is one of the held values, compared without
+// case, spaces or punctuation ("K7Q2" and "k-7q2" are the same value).
+func isHeld(held []string, v string) bool {
+	k := bare(v)
+	if k == "" {
+		return false
+	}
+	for _, h := range held {
+		if bare(h) == k {
+			return true
+		}
+	}
+	return false
+}
+
+func bare(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
 }
 
 func toolSpec(tools []trace.ToolSpec, name string) *trace.ToolSpec {
@@ -228,6 +272,9 @@ func Generate(call string, c Confirmation, today time.Time, corpus []CorpusEntry
 	var out []Variant
 	add := func(v Variant) {
 		v.Call, v.utt = call, c.Utterance
+		if v.Kind == Perturb && isHeld(c.Held, v.Value) {
+			return // the record holds it: naming it is no perturbation
+		}
 		v.Text = replace(c.Text, v.Was, v.Now)
 		if v.Text != c.Text {
 			out = append(out, v)

@@ -1,12 +1,10 @@
 package perturb_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +20,6 @@ import (
 
 // The calibration sets whose correct calls are perturbed, from here.
 var sets = []string{"../../testdata/calibration", "../../agents/payments/calibration"}
-
-// wrongFile is the ratchet: per dimension and kind, how many variants
-// today's scorer gets wrong. The count may only go down.
-const wrongFile = "testdata/wrong.txt"
 
 // correctCalls are the histories whose every axis is labelled pass.
 func correctCalls(t *testing.T) []*trace.History {
@@ -67,7 +61,7 @@ type tally struct{ total, wrong int }
 // TestPerturbations scores every variant of every correct calibration
 // call's confirmation and counts, per dimension and kind, the variants the
 // scorer gets wrong: a re-spelling not scored pass, a perturbation not
-// scored fail. The counts are held to testdata/wrong.txt (a ratchet).
+// scored fail. Every dimension must have none.
 func TestPerturbations(t *testing.T) {
 	f, err := os.Open("../../testdata/spoken.txt")
 	require.NoError(t, err)
@@ -122,63 +116,18 @@ func TestPerturbations(t *testing.T) {
 	require.GreaterOrEqual(t, calls, 25, "correct calls with a confirmation")
 	require.GreaterOrEqual(t, total, 2000, "variants")
 
-	if os.Getenv("PERTURB_UPDATE") != "" {
-		var w strings.Builder
-		w.WriteString("# Variants today's scorer gets wrong, per dimension and kind (TestPerturbations).\n" +
-			"# A ratchet: the test fails if a count rises. Lower a count when the scorer improves.\n")
-		for _, k := range keys {
-			fmt.Fprintf(&w, "%s %d\n", k, counts[k].wrong)
-		}
-		require.NoError(t, os.WriteFile(wrongFile, []byte(w.String()), 0o644))
-	}
-	allowed := readWrong(t)
 	for _, k := range keys {
-		max, ok := allowed[k]
-		require.True(t, ok, "%s: no count in %s", k, wrongFile)
-		require.LessOrEqual(t, counts[k].wrong, max, "%s: more wrong variants than %s allows", k, wrongFile)
-		if counts[k].wrong < max {
-			t.Logf("note: %s went down from %d to %d wrong: lower it in %s", k, max, counts[k].wrong, wrongFile)
+		if counts[k].wrong != 0 {
+			t.Errorf("%s: %d of %d variants scored wrong", k, counts[k].wrong, counts[k].total)
 		}
 	}
-}
-
-func readWrong(t *testing.T) map[string]int {
-	t.Helper()
-	f, err := os.Open(wrongFile)
-	require.NoError(t, err)
-	defer f.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		n, err := strconv.Atoi(line[i+1:])
-		require.NoError(t, err, line)
-		out[line[:i]] = n
-	}
-	require.NoError(t, sc.Err())
-	return out
 }
 
 // TestFindConfirmation: the confirmation is the done-claim after the
 // commit, not the read-back before it, with each committed value found as
 // it was said.
 func TestFindConfirmation(t *testing.T) {
-	hs, err := harness.ReadRun("../../agents/payments/calibration/run/" + harness.RunFile)
-	require.NoError(t, err)
-	today, _ := time.Parse(time.DateOnly, perturb.DefaultCallDate)
-	var h *trace.History
-	for _, x := range hs {
-		if x.Call == "pay-01-plain-schedule--careful" {
-			h = x
-		}
-	}
-	require.NotNil(t, h)
-	c, ok := perturb.Find(h, today)
-	require.True(t, ok)
+	h, c, today := paymentsConfirmation(t, "pay-01-plain-schedule--careful")
 	require.True(t, strings.HasPrefix(c.Text, "All set:"), c.Text)
 	spans := map[string]string{}
 	for _, s := range c.Values {
@@ -200,4 +149,49 @@ func TestFindConfirmation(t *testing.T) {
 	}
 	require.Greater(t, respell, 20)
 	require.Greater(t, perturbed, 50)
+}
+
+// TestPerturbNeverNamesHeldValue: a perturbation never substitutes a value
+// the committed record holds in another field (payment 4182's id replaced
+// by its own reference K7Q2 still names that record), and the variants it
+// drops are exactly those.
+func TestPerturbNeverNamesHeldValue(t *testing.T) {
+	h, c, today := paymentsConfirmation(t, "pay-10-update-amount-503--careful")
+	require.Contains(t, c.Held, "K7Q2")
+	require.Contains(t, c.Held, "4182")
+	corpus := []perturb.CorpusEntry{
+		{Dimension: perturb.Code, Value: "K7Q2", Form: "Kilo seven Quebec two"},
+		{Dimension: perturb.Code, Value: "4183", Form: "four one eight three"},
+	}
+	var perturbed []string
+	for _, v := range perturb.Generate(h.Call, c, today, corpus) {
+		if v.Kind != perturb.Perturb {
+			continue
+		}
+		for _, held := range c.Held {
+			require.NotEqual(t, strings.ToLower(held), strings.ToLower(v.Value), "%q -> %q", v.Was, v.Now)
+		}
+		if v.Corpus {
+			perturbed = append(perturbed, v.Now)
+		}
+	}
+	require.Contains(t, perturbed, "four one eight three")
+	require.NotContains(t, perturbed, "Kilo seven Quebec two")
+}
+
+// paymentsConfirmation is the confirmation of one recorded payments call.
+func paymentsConfirmation(t *testing.T, call string) (*trace.History, perturb.Confirmation, time.Time) {
+	t.Helper()
+	hs, err := harness.ReadRun("../../agents/payments/calibration/run/" + harness.RunFile)
+	require.NoError(t, err)
+	today, _ := time.Parse(time.DateOnly, perturb.DefaultCallDate)
+	for _, h := range hs {
+		if h.Call == call {
+			c, ok := perturb.Find(h, today)
+			require.True(t, ok, call)
+			return h, c, today
+		}
+	}
+	t.Fatalf("no call %s", call)
+	return nil, perturb.Confirmation{}, today
 }
