@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -111,4 +112,29 @@ func confirmedQty2(id, text string) *trace.History {
 		call("r1", "k-1", "update_order", "order_number", "5590", "quantity", "2").
 		speak("a1", text)
 	return b.done()
+}
+
+// TestRecognizedTextReadBySameExtractors: a recognized utterance
+// (trace.RecognizedText) is read by the same extractors as the agent's
+// own transcript: callsim/hearing's normalized forms of amounts in words,
+// am/pm times and relative days (TestSpokenFormsReadByEntity there) name
+// the same values as the written forms, with the recognized mark kept.
+func TestRecognizedTextReadBySameExtractors(t *testing.T) {
+	lx := newLexicon(paymentTools)
+	lx.ref = entity.Ref{Date: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	for heard, written := range map[string]string{
+		"a refund of $215 goes out tomorrow at 9 am": "A refund of $215 goes out tomorrow at 9 am.",
+		"a fee of $0.40":                          "a fee of forty cents",
+		"booked for 9 am the day after tomorrow":  "booked for nine in the morning the day after tomorrow",
+		"moved to tuesday the eighth":             "moved to Tuesday the 8th",
+		"it is on the eighth":                     "it is on the 8th",
+		"moved to next tuesday":                   "moved to next Tuesday",
+		"$200.40 on the twenty first of december": "$200.40 on the 21st of December",
+	} {
+		rec := lx.read(trace.RecognizedText + " " + heard)
+		want := lx.read(written)
+		assert.True(t, rec.recognized, heard)
+		assert.NotEmpty(t, want.named.cur, written)
+		assert.Equal(t, want.named, rec.named, heard)
+	}
 }

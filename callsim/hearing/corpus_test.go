@@ -66,7 +66,8 @@ func ent(kind, v string) Entity { return Entity{kind, v} }
 
 // corpus builds the measured utterances: the reference agents' lines and
 // the bookings desk's, rotated over codes (a third of them held by no
-// record), dates, times, sizes, amounts and names.
+// record), dates, times, sizes, amounts and names, then eight in the
+// spoken forms of amounts, times and relative days.
 func corpus() []sample {
 	type ov struct {
 		code, date string
@@ -139,6 +140,24 @@ func corpus() []sample {
 			s.wrong = !bookingHeld[b.code] && hasKind(s.want, KindCode)
 			out = append(out, s)
 		}
+	}
+	// Spoken forms the grammar gained for issue 19: amounts of a hundred
+	// or more and cents in words, morning times, relative days and a day
+	// of the month alone (all on codes the records hold).
+	for _, f := range []struct {
+		text string
+		want []Entity
+	}{
+		{"Booking 4471 is moved to tomorrow at nine a.m.", []Entity{ent(KindCode, "4471"), ent(KindDate, "rel:1"), ent(KindTime, "09:00")}},
+		{"I've placed a refund of two hundred and fifteen dollars on booking 4417.", []Entity{ent(KindAmount, "215"), ent(KindCode, "4417")}},
+		{"Booking 5590 is now set for the day after tomorrow at nine in the morning.", []Entity{ent(KindCode, "5590"), ent(KindDate, "rel:2"), ent(KindTime, "09:00")}},
+		{"I've placed a refund of forty cents on booking 4471.", []Entity{ent(KindAmount, "0.4"), ent(KindCode, "4471")}},
+		{"Booking 4417 is rescheduled for Tuesday the eighth at seven p.m.", []Entity{ent(KindCode, "4417"), ent(KindDate, "wd:2/dom:8"), ent(KindTime, "19:00")}},
+		{"Booking 5590 is rescheduled for next Friday at eight thirty a.m.", []Entity{ent(KindCode, "5590"), ent(KindDate, "next:wd:5"), ent(KindTime, "08:30")}},
+		{"Your booking 4471 is now set for the twelfth.", []Entity{ent(KindCode, "4471"), ent(KindDate, "dom:12")}},
+		{"I've placed a refund of one hundred and twenty dollars and fifty cents on booking 5590.", []Entity{ent(KindAmount, "120.5"), ent(KindCode, "5590")}},
+	} {
+		out = append(out, sample{family: "bookings", text: f.text, want: f.want})
 	}
 	return out
 }

@@ -9,9 +9,12 @@
 // refusal glue — and whole-phrase entities: the records' codes spelled
 // digit by digit, any digit string of a record code's length, any
 // cardinal from a thousand ("four thousand four hundred seventy one"),
-// dates ("wednesday december ninth"), times ("seven thirty p.m."), amounts
-// ("forty five dollars fifty cents"), counts ("for four") and the records'
-// text values (names). Number words exist only inside entities, which is
+// dates ("wednesday december ninth", "tuesday the eighth", "next friday",
+// "tomorrow", "the day after tomorrow"), times ("seven thirty p.m.", "nine
+// in the morning"), amounts ("two hundred and fifteen dollars", "forty
+// cents"), counts ("for four") and the records' text values (names).
+// Normalize writes them as the claim reader's extractors (package entity)
+// read them, so recognized words are read like a transcript. Number words exist only inside entities, which is
 // how "two"/"to" and "four"/"for" are told apart (see Grammar.Normalize).
 //
 // Audio arrives as 8 kHz μ-law (Twilio Media Streams). The en-us model is

@@ -257,7 +257,12 @@ func (g *Grammar) render(ok func(string) bool) string {
 	// took the place of "third" in our trials, and speech engines say
 	// later days as ordinals.
 	rule("daynum", []string{"<d1>", "<teen>"})
-	rule("date", []string{"<weekday>", "[<weekday>] <month> (<dayord> | <daynum>)", "[<weekday>] the <dayord> of <month>"})
+	// Relative days and a day of the month alone ("tomorrow", "next
+	// tuesday", "tuesday the eighth", "on the eighth"): the claim reader
+	// resolves them against the call's date.
+	rule("relday", []string{"today", "tomorrow", "the day after tomorrow"})
+	rule("date", []string{"<weekday>", "next <weekday>", "<relday>", "[<weekday>] <month> (<dayord> | <daynum>)",
+		"[<weekday>] the <dayord> [of <month>]"})
 
 	// Times: "seven thirty p.m.", "seven o'clock", "half past seven", "noon".
 	var hours []string

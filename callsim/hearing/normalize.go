@@ -11,8 +11,13 @@ import (
 // Entity kinds, with their values in the claim reader's canonical forms
 // (scorer/values.go).
 const (
-	KindCode   = "code"   // "4471", "bk4471"
-	KindDate   = "date"   // "2026-12-09", or "wd:3" for a weekday said alone (0 = Sunday)
+	KindCode = "code" // "4471", "bk4471"
+	// KindDate values: "2026-12-09"; "wd:3" for a weekday said alone (0 =
+	// Sunday), "next:wd:3" for "next wednesday"; "rel:1" for a day
+	// relative to the call's ("today" 0, "tomorrow" 1, "the day after
+	// tomorrow" 2); "dom:8" for a day of the month alone ("the eighth"),
+	// "wd:2/dom:8" with its weekday ("tuesday the eighth").
+	KindDate   = "date"
 	KindTime   = "time"   // "19:30", or "~7:30" without am/pm
 	KindAmount = "amount" // "45.5"
 	KindCount  = "count"  // "4"
@@ -419,10 +424,15 @@ func minuteAt(ws []string, i int) (int, int) {
 
 func ampmAt(ws []string, i int) (string, int) {
 	switch next(ws, i) {
-	case "a.m.":
+	case "a.m.", "a.m", "am":
 		return "am", 1
-	case "p.m.", "tonight":
+	case "p.m.", "p.m", "pm", "tonight":
 		return "pm", 1
+	case "a", "p":
+		// "nine a m": another recognizer's spelling of the letters.
+		if next(ws, i+1) == "m" {
+			return next(ws, i) + "m", 2
+		}
 	case "in":
 		if next(ws, i+1) == "the" {
 			switch next(ws, i+2) {
@@ -454,6 +464,9 @@ func clock(h, m int, ap string) string {
 // the ninth of month", or a weekday alone. The text stays in words: the
 // claim reader reads "december ninth".
 func dateAt(ws []string, i int) (string, string, int) {
+	if text, v, n := relativeDayAt(ws, i); n > 0 {
+		return text, v, n
+	}
 	j := i
 	var lead []string // the weekday, kept in the text
 	wd := weekdayIndex(ws[i])
@@ -478,17 +491,43 @@ func dateAt(ws []string, i int) (string, string, int) {
 		}
 	}
 	if next(ws, j) == "the" {
-		if d, u := ordinalAt(ws, j+1); d > 0 && next(ws, j+1+u) == "of" {
-			if m := monthIndex(next(ws, j+2+u)); m > 0 {
-				if iso := isoDate(defaultYear, m, d); iso != "" {
-					n := j + 3 + u - i
-					return strings.Join(ws[i:i+n], " "), iso, n
+		if d, u := ordinalAt(ws, j+1); d > 0 {
+			if next(ws, j+1+u) == "of" {
+				if m := monthIndex(next(ws, j+2+u)); m > 0 {
+					if iso := isoDate(defaultYear, m, d); iso != "" {
+						n := j + 3 + u - i
+						return strings.Join(ws[i:i+n], " "), iso, n
+					}
 				}
 			}
+			// A day of the month alone ("on the eighth", "tuesday the
+			// eighth"): the claim reader resolves it against the call's date.
+			v := "dom:" + itoa(d)
+			if wd >= 0 {
+				v = "wd:" + itoa(wd) + "/" + v
+			}
+			n := j + 1 + u - i
+			return strings.Join(ws[i:i+n], " "), v, n
 		}
 	}
 	if wd >= 0 {
 		return ws[i], "wd:" + itoa(wd), 1
+	}
+	return "", "", 0
+}
+
+// relativeDayAt reads a day said relative to the call's ("today",
+// "tomorrow", "the day after tomorrow") or "next" and a weekday.
+func relativeDayAt(ws []string, i int) (string, string, int) {
+	switch {
+	case ws[i] == "today":
+		return ws[i], "rel:0", 1
+	case ws[i] == "tomorrow":
+		return ws[i], "rel:1", 1
+	case ws[i] == "the" && next(ws, i+1) == "day" && next(ws, i+2) == "after" && next(ws, i+3) == "tomorrow":
+		return strings.Join(ws[i:i+4], " "), "rel:2", 4
+	case ws[i] == "next" && weekdayIndex(next(ws, i+1)) >= 0:
+		return ws[i] + " " + ws[i+1], "next:wd:" + itoa(weekdayIndex(ws[i+1])), 2
 	}
 	return "", "", 0
 }

@@ -4,7 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/callproof/callproof/entity"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -155,6 +157,71 @@ func TestGrammarCancelEffects(t *testing.T) {
 		tools := []trace.ToolSpec{{Name: "void_entry", Effect: eff, Table: "entries", KeyArg: "ref", Consequential: true}}
 		if j := BuildGrammar(tools, nil).JSGF(); !strings.Contains(j, "cancelled") {
 			t.Errorf("%s: grammar lacks %q", eff, "cancelled")
+		}
+	}
+}
+
+// TestSpokenFormsReadByEntity: amounts in words, times with am/pm and
+// relative days, as the recognizer's grammar produces them, normalize to
+// text the claim reader's extractors (package entity) read to the same
+// values as the agent's own written transcript would give.
+func TestSpokenFormsReadByEntity(t *testing.T) {
+	g := BuildGrammar(bookingTools(), bookingRecords())
+	ref := entity.Ref{Date: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	cases := []struct {
+		heard, text, written string
+		ents                 []string
+	}{
+		{"a refund of two hundred and fifteen dollars goes out tomorrow at nine a.m.",
+			"a refund of $215 goes out tomorrow at 9 am", "A refund of $215 goes out tomorrow at 9 am.", []string{"amount:215", "date:rel:1", "time:09:00"}},
+		{"a fee of forty cents", "a fee of $0.40", "a fee of $0.40", []string{"amount:0.4"}},
+		{"two hundred dollars and forty cents", "$200.40", "$200.40", []string{"amount:200.4"}},
+		{"one thousand two hundred dollars", "$1200", "$1,200", []string{"amount:1200"}},
+		{"booked for nine in the morning", "booked for 9 am", "booked for 9 am", []string{"time:09:00"}},
+		{"booked for nine a m", "booked for 9 am", "booked for 9:00 am", []string{"time:09:00"}},
+		{"at seven thirty p.m. the day after tomorrow", "at 7:30 pm the day after tomorrow", "at 7:30 pm the day after tomorrow", []string{"time:19:30", "date:rel:2"}},
+		{"it is on the eighth", "it is on the eighth", "it is on the 8th", []string{"date:dom:8"}},
+		{"moved to tuesday the eighth", "moved to tuesday the eighth", "moved to Tuesday the 8th", []string{"date:wd:2/dom:8"}},
+		{"moved to next tuesday", "moved to next tuesday", "moved to next Tuesday", []string{"date:next:wd:2"}},
+		{"it is on for today", "it is on for today", "it is on for today", []string{"date:rel:0"}},
+		{"the twenty first of december", "the twenty first of december", "the 21st of December", []string{"date:2026-12-21"}},
+	}
+	read := func(s string) []string {
+		var out []string
+		for _, e := range entity.Extract(s, entity.Options{Ref: ref}) {
+			out = append(out, e.Dim.String()+":"+e.Value)
+		}
+		return out
+	}
+	for _, c := range cases {
+		h := g.Normalize(strings.Fields(c.heard))
+		var ents []string
+		for _, e := range h.Entities {
+			ents = append(ents, e.String())
+		}
+		if h.Text != c.text || !slices.Equal(ents, c.ents) || h.Uncertain {
+			t.Errorf("Normalize(%q)\n got %q %v uncertain=%v (%s)\nwant %q %v", c.heard, h.Text, ents, h.Uncertain, h.Why, c.text, c.ents)
+		}
+		if got, want := read(h.Text), read(c.written); !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%q: the extractors read %v in the heard text, %v in the written", c.heard, got, want)
+		}
+	}
+}
+
+// TestGrammarOffersSpokenForms: the grammar can produce the relative
+// days, day-of-month ordinals, am/pm times and amounts in words that
+// TestSpokenFormsReadByEntity reads.
+func TestGrammarOffersSpokenForms(t *testing.T) {
+	j := BuildGrammar(bookingTools(), bookingRecords()).JSGF()
+	for _, want := range []string{
+		"<relday> = today | tomorrow | the day after tomorrow;",
+		"next <weekday>", "<relday>", "[<weekday>] the <dayord> [of <month>]",
+		`<ampm> = a.m. | p.m. | in the morning`,
+		"<n999> = <n99> | <d1> hundred [[and] <n99>];",
+		"<amount> = <n9999> (dollars | dollar) [[and] <n99> (cents | cent)] | <n99> (cents | cent);",
+	} {
+		if !strings.Contains(j, want) {
+			t.Errorf("grammar lacks %q", want)
 		}
 	}
 }
