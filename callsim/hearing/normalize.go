@@ -306,8 +306,8 @@ func amountAt(ws []string, i int) (string, string, int) {
 	j++
 	cents := 0
 	k := j
-	if next(ws, k) == "and" {
-		k++
+	if w := next(ws, k); w == "and" || w == "am" || w == "an" {
+		k++ // "am" and "an": the decoder's "and" before cents, heard as a free word
 	}
 	if c, u := cardinalAt(ws, k); c >= 0 && c < 100 && (next(ws, k+u) == "cents" || next(ws, k+u) == "cent") {
 		cents, j = c, k+u+1

@@ -177,6 +177,7 @@ func TestSpokenFormsReadByEntity(t *testing.T) {
 		{"a fee of forty cents", "a fee of $0.40", "a fee of $0.40", []string{"amount:0.4"}},
 		{"two hundred dollars and forty cents", "$200.40", "$200.40", []string{"amount:200.4"}},
 		{"one thousand two hundred dollars", "$1200", "$1,200", []string{"amount:1200"}},
+		{"one hundred and twenty dollars am fifty cents", "$120.50", "$120.50", []string{"amount:120.5"}},
 		{"booked for nine in the morning", "booked for 9 am", "booked for 9 am", []string{"time:09:00"}},
 		{"booked for nine a m", "booked for 9 am", "booked for 9:00 am", []string{"time:09:00"}},
 		{"at seven thirty p.m. the day after tomorrow", "at 7:30 pm the day after tomorrow", "at 7:30 pm the day after tomorrow", []string{"time:19:30", "date:rel:2"}},
