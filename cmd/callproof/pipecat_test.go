@@ -25,22 +25,7 @@ import (
 // the test (it never skips for a missing framework). Skipped in -short
 // mode; see docs/INTEROP.md, "Pipecat".
 func TestRunTwilioPipecatBot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("places real-time audio calls against a Python bot")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatal("python3 not found: agents/pipecat needs Python 3.10+ (scripts/install-python.sh)")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	python, err := pipecat.Install(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, python, root := pipecatVenv(t)
 	speech := t.TempDir()
 	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
 	int05 := []string{"--suite", "core", "--only", "int-05"}
@@ -74,6 +59,7 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 // pipecatCase is one configuration of the bot and the call it takes.
 type pipecatCase struct {
 	name           string
+	transport      string   // --transport; "" is twilio
 	cancel, hangUp bool     // cancel_on_interruption; the fake ends the call
 	suite          []string // run's flags naming the scenario
 	call           string
@@ -126,14 +112,23 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		code := run(args, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
-	args := append([]string{"run", "--transport", "twilio", "--agent", bot.URL, "--out", out,
-		"--concurrency", "1", "--speech-cache", speech}, tc.suite...)
+	transport := tc.transport
+	if transport == "" {
+		transport = transportTwilio
+	}
+	args := []string{"run", "--transport", transport, "--agent", bot.URL, "--out", out, "--concurrency", "1"}
+	resume := []string{"run", "--resume", out, "--concurrency", "1", "--no-preflight"}
+	if transport != transportPipecatEval {
+		args = append(args, "--speech-cache", speech)
+		resume = append(resume, "--speech-cache", speech)
+	}
+	args = append(args, tc.suite...)
 	code, stdout, stderr := cli(args...)
 	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
 		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
 		// The bot answered the first run's preflight; on a machine this
 		// busy a second one can time out while the bot loads a call.
-		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech, "--no-preflight")
+		code, stdout, stderr = cli(resume...)
 	}
 	if code == exitBroken {
 		skipIfBehind(t, out, stderr)
@@ -168,4 +163,75 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if _, err := bot.Stop(); err != nil {
 		t.Errorf("bot: %v\n%s", err, bot.Log())
 	}
+}
+
+// TestRunEvalPipecatBot is `callproof run --transport pipecat-eval`
+// against the same Pipecat bot as TestRunTwilioPipecatBot, on the same
+// /ws route: Pipecat's runner recognizes the eval wire and builds its
+// eval transport. The caller plays in text (send-text), the bot's words
+// arrive as RTVI bot-output, its function calls as
+// llm-function-call-in-progress, and its hang-up as the socket's normal
+// closure. The verdicts are the Twilio configuration's, and the bot's
+// confirmation is read from its own words, so confirmation_matches_backend
+// is decided. Like the Twilio test it fails, never skips, when Python or
+// pipecat-ai is missing.
+func TestRunEvalPipecatBot(t *testing.T) {
+	ctx, python, root := pipecatVenv(t)
+	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
+	decided := `(?m)^  confirmation_matches_backend +pass$`
+	int05 := []string{"--suite", "core", "--only", "int-05"}
+	for _, tc := range []pipecatCase{
+		{name: "confirms", cancel: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(), decided,
+			`tool_intent +update_order`,
+			`call\.end +completed: caller hung up`)},
+		{name: "hangs-up", cancel: true, hangUp: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(), decided,
+			`agent\.hangup +bot closed the connection \(normal closure\)`,
+			`call\.end +completed: agent hung up`)},
+		// int-05 with Twilio's verdicts. The "stop" (a send-text, which
+		// interrupts the bot) cancels the held write by default: Pipecat
+		// says so in llm-function-call-stopped. The fake, hearing the stop
+		// words exactly here, has nothing to put back (no write landed).
+		{name: "cancel-on-interruption", cancel: true, suite: int05, call: "int-05", show: []string{
+			`tool\.cancelled +r1 update_order \(client gave up\)`,
+			`llm-function-call-stopped.*"cancelled": true`,
+			`(?m)^  stale_write_prevented +pass$`,
+			`(?m)^  backend_correct +pass$`,
+		}, absent: []string{`tool\.committed`}},
+		// With cancel_on_interruption=False the write commits after it.
+		{name: "no-cancel-on-interruption", cancel: false, suite: int05, call: "int-05", show: []string{
+			`tool\.committed +r1 update_order orders/5590 v1->v2`,
+			`llm-function-call-stopped.*"cancelled": false`,
+			`(?m)^  backend_correct +fail$`,
+		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}},
+	} {
+		tc.transport = transportPipecatEval
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, "", tc)
+		})
+	}
+}
+
+// pipecatVenv installs the venv agents/pipecat runs in and returns a
+// context bounding the test, its python and the repository's root. A
+// missing python3 or a failed install fails the test: it never skips for
+// a missing framework (only in -short mode).
+func pipecatVenv(t *testing.T) (context.Context, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("places real-time calls against a Python bot")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 not found: agents/pipecat needs Python 3.10+ (scripts/install-python.sh)")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	t.Cleanup(cancel)
+	python, err := pipecat.Install(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, python, root
 }
