@@ -6,7 +6,7 @@
 #   make interop  the third-party interop suites in full, one line each
 GO ?= go
 
-.PHONY: demo test check deps build bench vet fmt fuzz mutation stress interop
+.PHONY: demo test check deps build wheel bench vet fmt fuzz mutation stress interop
 
 demo:
 	$(GO) run ./cmd/callproof demo
@@ -45,6 +45,12 @@ check: deps
 
 build:
 	$(GO) build -o bin/callproof ./cmd/callproof
+
+# The Python wheels (`pip install callproof`) into dist/: the static binary
+# for linux x86_64 and aarch64 and macOS arm64, each in its platform wheel
+# (scripts/build_wheel.py, standard library only; docs/CLI.md, "Python wheels").
+wheel:
+	GO=$(GO) python3 scripts/build_wheel.py --out dist
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./scorer/ ./harness/ ./mockbackend/

@@ -194,10 +194,11 @@ type Call struct {
 	stopAt      int64   // bytes played when the utterance ending now stopped
 	tick        int     // the frame clock: the tick being played
 	turns       *turns
-	toHear      []heardJob // utterances ended, heard in Flush
-	uttOnset    int        // the tick the utterance in progress began
-	callerOnset int        // the tick the caller's latest utterance began (-1: none yet)
-	echoes      []Echo     // the first maxEchoes marks echoed, for Echoes
+	toHear      []heardJob    // utterances ended, heard in Flush
+	hangingUp   chan struct{} // closed when a HangUp has handed on its words
+	uttOnset    int           // the tick the utterance in progress began
+	callerOnset int           // the tick the caller's latest utterance began (-1: none yet)
+	echoes      []Echo        // the first maxEchoes marks echoed, for Echoes
 	// vadOnsetDBFS: an agent frame this loud counts as sound for timing.
 	vadOnsetDBFS float64
 }
@@ -479,6 +480,9 @@ func (c *Call) HangUp(reason string) {
 	}
 	c.queue = c.queue[:0]
 	jobs := c.takeJobsLocked()
+	heard := make(chan struct{})
+	defer close(heard)
+	c.hangingUp = heard
 	c.mu.Unlock()
 	c.Emit(fs...)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -893,12 +897,22 @@ func (c *Call) Flush(ctx context.Context) error {
 		fs = c.endUtteranceLocked(false)
 	}
 	jobs := c.takeJobsLocked()
+	hung := c.hangingUp
 	c.mu.Unlock()
 	c.Emit(fs...)
 	if len(jobs) > 0 {
 		c.emitHeard(ctx, jobs)
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("transcription: %w", context.Cause(ctx))
+		}
+	}
+	// A hang-up that took utterances before this Flush hands on their
+	// words and the hangup event first: the call must not end without them.
+	if hung != nil {
+		select {
+		case <-hung:
+		case <-ctx.Done():
+			return fmt.Errorf("transcription at the hang-up: %w", context.Cause(ctx))
 		}
 	}
 	tick := time.NewTicker(5 * time.Millisecond)

@@ -45,6 +45,7 @@ func commands() map[string]command {
 		"replay":    {"place one recorded call again and say whether its buckets reappear", cmdReplay},
 		"sweep":     {"run a scenario across a range of one timing: the map of a race window", cmdSweep},
 		"load":      {"measure how many calls at once this machine sustains (audio, or text with --transport native)", cmdLoad},
+		"version":   {"print callproof's version", cmdVersion},
 	}
 }
 
