@@ -13,6 +13,7 @@ import (
 
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/agents/realtime"
+	"github.com/callproof/callproof/callsim/pipecateval"
 )
 
 // TestRunTwilioPipecatBot is `callproof run --transport twilio` against a
@@ -27,13 +28,24 @@ import (
 func TestRunTwilioPipecatBot(t *testing.T) {
 	ctx, python, root := pipecatVenv(t)
 	speech := t.TempDir()
+	for _, tc := range pipecatCases(root, `agent closed the stream \(normal closure\)`) {
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, speech, tc)
+		})
+	}
+}
+
+// pipecatCases are the bot's configurations and calls with the verdicts
+// every wire must give; hangUp is the wire's hang-up reason, as `show`
+// prints it. A wire's test adds what only it shows.
+func pipecatCases(root, hangUp string) []pipecatCase {
 	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
 	int05 := []string{"--suite", "core", "--only", "int-05"}
-	for _, tc := range []pipecatCase{
+	return []pipecatCase{
 		{name: "confirms", cancel: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
 			`call\.end +completed: caller hung up`)},
 		{name: "hangs-up", cancel: true, hangUp: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
-			`agent\.hangup +agent closed the stream \(normal closure\)`,
+			`agent\.hangup +`+hangUp,
 			`call\.end +completed: agent hung up`)},
 		// int-05: "stop" said while the write is held. Pipecat's default
 		// cancels the handler on the caller's barge-in: its request's
@@ -49,10 +61,6 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 			`tool\.committed +r1 update_order orders/5590 v1->v2`,
 			`(?m)^  backend_correct +fail$`,
 		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}}, // a root cause, primary or secondary
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			runPipecat(ctx, t, python, root, speech, tc)
-		})
 	}
 }
 
@@ -171,39 +179,25 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 // eval transport. The caller plays in text (send-text), the bot's words
 // arrive as RTVI bot-output, its function calls as
 // llm-function-call-in-progress, and its hang-up as the socket's normal
-// closure. The verdicts are the Twilio configuration's, and the bot's
-// confirmation is read from its own words, so confirmation_matches_backend
-// is decided. Like the Twilio test it fails, never skips, when Python or
-// pipecat-ai is missing.
+// closure. Each configuration's verdicts are the Twilio test's
+// (pipecatCases, shared), and the bot's confirmation is read from its own
+// words, so confirmation_matches_backend is decided. Like the Twilio test
+// it fails, never skips, when Python or pipecat-ai is missing.
 func TestRunEvalPipecatBot(t *testing.T) {
 	ctx, python, root := pipecatVenv(t)
-	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
-	decided := `(?m)^  confirmation_matches_backend +pass$`
-	int05 := []string{"--suite", "core", "--only", "int-05"}
-	for _, tc := range []pipecatCase{
-		{name: "confirms", cancel: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(), decided,
-			`tool_intent +update_order`,
-			`call\.end +completed: caller hung up`)},
-		{name: "hangs-up", cancel: true, hangUp: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(), decided,
-			`agent\.hangup +bot closed the connection \(normal closure\)`,
-			`call\.end +completed: agent hung up`)},
-		// int-05 with Twilio's verdicts. The "stop" (a send-text, which
-		// interrupts the bot) cancels the held write by default: Pipecat
-		// says so in llm-function-call-stopped. The fake, hearing the stop
-		// words exactly here, has nothing to put back (no write landed).
-		{name: "cancel-on-interruption", cancel: true, suite: int05, call: "int-05", show: []string{
-			`tool\.cancelled +r1 update_order \(client gave up\)`,
-			`llm-function-call-stopped.*"cancelled": true`,
-			`(?m)^  stale_write_prevented +pass$`,
-			`(?m)^  backend_correct +pass$`,
-		}, absent: []string{`tool\.committed`}},
-		// With cancel_on_interruption=False the write commits after it.
-		{name: "no-cancel-on-interruption", cancel: false, suite: int05, call: "int-05", show: []string{
-			`tool\.committed +r1 update_order orders/5590 v1->v2`,
-			`llm-function-call-stopped.*"cancelled": false`,
-			`(?m)^  backend_correct +fail$`,
-		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}},
-	} {
+	// What only the eval wire shows, beside every wire's verdicts: the
+	// bot's confirmation read from its own words (axis 6 decided), its
+	// tool intent, and Pipecat's own word on the cancellation. The fake,
+	// hearing the stop words exactly here (over Twilio pocketsphinx never
+	// does), has nothing to put back: no write landed.
+	more := map[string][]string{
+		"confirms":                  {`(?m)^  confirmation_matches_backend +pass$`, `agent\.tool_intent +update_order`},
+		"hangs-up":                  {`(?m)^  confirmation_matches_backend +pass$`},
+		"cancel-on-interruption":    {`llm-function-call-stopped.*"cancelled": true`},
+		"no-cancel-on-interruption": {`llm-function-call-stopped.*"cancelled": false`},
+	}
+	for _, tc := range pipecatCases(root, regexp.QuoteMeta(pipecateval.ReasonClosedCleanly)) {
+		tc.show = append(tc.show, more[tc.name]...)
 		tc.transport = transportPipecatEval
 		t.Run(tc.name, func(t *testing.T) {
 			runPipecat(ctx, t, python, root, "", tc)
