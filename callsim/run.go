@@ -210,7 +210,10 @@ func (r *run) flush(ctx context.Context, end *ending) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, r.s.opts.FlushTimeout)
 	defer cancel()
-	if err := f.Flush(fctx); err != nil {
+	// The call may end meanwhile (an agent's hang-up handed on by the
+	// flush itself): the pump then stops taking events, so stop waiting.
+	defer context.AfterFunc(r.base, cancel)()
+	if err := f.Flush(fctx); err != nil && r.base.Err() == nil {
 		r.note(fmt.Sprintf("agent events still pending after %s (%s): %v", r.s.opts.FlushTimeout, end.reason, err))
 	}
 }

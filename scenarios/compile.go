@@ -346,7 +346,7 @@ func (b *builder) catalog() []trace.ToolSpec {
 			}
 			args[a.Name] = true
 			if !slices.Contains(trace.ArgTypes(), a.Type) {
-				b.add(join(ap, "type"), "unknown type %q (want string, integer or date)", a.Type)
+				b.add(join(ap, "type"), "unknown type %q (want string, integer, date, time or number)", a.Type)
 			}
 			if a.Pattern != "" {
 				if _, err := regexp.Compile(a.Pattern); err != nil {

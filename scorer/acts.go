@@ -129,7 +129,7 @@ func (v *view) judgeCall(tool string, args map[string]string, m *mark, keys []st
 
 // judgeSpeech: an utterance reflects a slot when it names the slot's
 // current value, and contradicts it when it names only other values of
-// that kind.
+// that kind (for a done-claim, also a rival: docs/SCORING.md, axis 2).
 func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 	pass, fail := 0, 0
 	for _, k := range keys {
@@ -141,7 +141,14 @@ func (v *view) judgeSpeech(u *utterance, m *mark, keys []string) int {
 		if u.f.mentions(c, want, false) {
 			pass++
 		} else if c == classText {
-			for _, cand := range v.textCandidates(k) {
+			cands := v.textCandidates(k)
+			if u.f.claim == claimDone {
+				// A done-claim is accounted for as axis 6 accounts for
+				// it: a value no one proposed that a record or the
+				// catalogue's enum holds for the field contradicts too.
+				cands = append(cands, v.rivals(k, []string{want})...)
+			}
+			for _, cand := range cands {
 				if cand != want && u.f.mentions(classText, cand, false) {
 					fail++
 					break

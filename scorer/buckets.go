@@ -122,14 +122,19 @@ func (v *view) bucketUnverified() []Finding {
 			continue
 		}
 		for _, u := range v.utts {
-			if u.start <= m || !u.completed() || u.f.claim != claimDone {
+			hedge := u.f.hedged && definite(r) // "it should go through" after an error
+			if u.start <= m || !u.completed() || u.f.claim != claimDone && !hedge {
 				continue
 			}
 			// A done-claim on a pending (202) answer before the write
 			// landed is early_confirmation: the more exact diagnosis.
 			early := r.problem == "pending" && (len(r.commits) == 0 || r.commits[0] > u.start)
 			if !early && !v.verifiedBetween(r, m, u.start) {
-				out = append(out, v.find(article(r.problem)+" answer to "+r.tool+" was followed by a done-claim without a verifying read", m, u.start))
+				what := "a done-claim"
+				if hedge {
+					what = "a hedged done-claim"
+				}
+				out = append(out, v.find(article(r.problem)+" answer to "+r.tool+" was followed by "+what+" without a verifying read", m, u.start))
 			}
 			break
 		}

@@ -155,6 +155,10 @@ func (v *view) capturedFault(res AxisResult) AxisResult {
 	return res
 }
 
+// definite: r's answer said the call failed (an error status), unlike a
+// timeout or a lost answer, after which the outcome is open.
+func definite(r *request) bool { return r.problem == "error" && r.status >= 400 }
+
 // claimSpanning is a done-claim the agent was speaking when the answer at
 // seq arrived and finished (not cleared) after it.
 func (v *view) claimSpanning(seq int) *utterance {
@@ -193,6 +197,9 @@ func (v *view) noticed(e *trace.Event, r *request, bad map[valueClass][]string) 
 		}
 		if u.f.claim == claimDone {
 			return actFail
+		}
+		if u.f.hedged && definite(r) {
+			return actFail // "it should go through" after an error answer: it did not notice
 		}
 		if u.f.claim == claimNotDone || u.f.claim == claimUnsure || u.f.claim == claimRestored {
 			return actPass // a truthful statement of the failure

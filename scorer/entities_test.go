@@ -229,21 +229,26 @@ func transferRecords() []trace.Record {
 // TestEveryValueAccounted: a done-claim's names are accounted for — a
 // value another record holds (a payee, an account nickname) or an enum
 // value the record does not hold fails the confirmation even when no one
-// proposed it on the call (docs/SCORING.md, "Every value accounted for").
+// proposed it on the call (docs/SCORING.md, "Every value accounted for"),
+// and contradicts the working state (axis 2) as well.
 func TestEveryValueAccounted(t *testing.T) {
 	req := "Please send 215 dollars to Maria Lopez from Joint Savings, standard speed."
 	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
 	want := intent(1, "send_payment", true, args...)
 	for _, c := range []struct {
-		said string
-		v    Verdict
+		said      string
+		v, active Verdict // active "": as v
 	}{
-		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass},
-		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass},
-		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail},
-		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail},
-		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail},
-		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings.", Pass, ""},
+		{"Done. I've sent two hundred and fifteen dollars to Maria Lopez from joint savings, standard speed.", Pass, ""},
+		{"Done. I've sent $215 to Maria Lopez from Everyday Checking.", Fail, ""},
+		{"Done. I've sent $215 to Sam Ortiz from Joint Savings.", Fail, ""},
+		{"Done. I've sent $215 to Maria Lopez from Joint Savings, express.", Fail, ""},
+		{"Done. I've sent $80 to Maria Lopez from Joint Savings.", Fail, ""},
+		{"Done. Your payment to Maria Lopez now goes out for two fifteen.", Pass, ""},
+		// a pair of number words is accounted on axis 6 only (axis 2 reads
+		// a done-claim's amounts as amounts)
+		{"Done. Your payment to Maria Lopez now goes out for two fifty.", Fail, Pass},
 	} {
 		b := newCallIn(transferTools, "pay", "plain", nil, transferRecords(), say("s1", trace.ActSay, req, want))
 		b.caller("s1").state(1, "send_payment", args...).
@@ -253,6 +258,13 @@ func TestEveryValueAccounted(t *testing.T) {
 		cs := Score(b.done())
 		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != c.v {
 			t.Errorf("%q: confirmation %s, want %s\n%s", c.said, got, c.v, summary(cs))
+		}
+		active := c.active
+		if active == "" {
+			active = c.v
+		}
+		if got := cs.Axis(ActiveStateCorrect).Verdict; got != active {
+			t.Errorf("%q: active state %s, want %s\n%s", c.said, got, active, summary(cs))
 		}
 	}
 }
@@ -303,4 +315,95 @@ func TestPresentStateClaims(t *testing.T) {
 			t.Errorf("%q: %v, want %v", s, got, want)
 		}
 	}
+}
+
+// TestStateOfAffairsClaims: a claim without a stock verb that tells the
+// state the action brought about ("is on its way", "you're down for",
+// "it'll go out tomorrow") is a done-claim of the action in force: true
+// after the write committed, false after an error answer with nothing
+// written (docs/SCORING.md, "Claims beyond stock verbs").
+func TestStateOfAffairsClaims(t *testing.T) {
+	req := "Please send 215 dollars to Maria Lopez from Joint Savings, standard speed."
+	args := []string{"payee", "Maria Lopez", "from_account", "Joint Savings", "amount", "215", "speed", "standard"}
+	want := intent(1, "send_payment", true, args...)
+	for _, said := range []string{
+		"Your payment is on its way.",
+		"You're down for $215 to Maria Lopez from Joint Savings.",
+		"It'll go out tomorrow.",
+		"That'll go out to Maria Lopez today.",
+		"Your $215 payment is going out to Maria Lopez.",
+	} {
+		for _, failed := range []bool{false, true} {
+			b := newCallIn(transferTools, "pay", "plain", nil, transferRecords(), say("s1", trace.ActSay, req, want))
+			b.caller("s1").state(1, "send_payment", args...).toolIntent("send_payment", args...)
+			if failed {
+				b.recv("r1", "k-1", 1, "send_payment", args...).respond("r1", 500, errorBody("server_error", "try again"), false)
+			} else {
+				b.call("r1", "k-1", "send_payment", args...)
+			}
+			cs := Score(b.speak("a1", said).done())
+			v, primary := vector(cs), cs.Primary
+			if !failed && v != "pppppp" || failed && (v != "ppppff" || primary != BucketUnverifiedResult) {
+				t.Errorf("%q (error answer %v): %s %s\n%s", said, failed, v, primary, summary(cs))
+			}
+		}
+	}
+}
+
+// TestFailureHedgesAndDenials: after a definite failure (an error answer,
+// nothing written) a hedged claim ("it should go through shortly") shows
+// the agent did not notice: captured fails, bucket unverified_tool_result.
+// After a timeout the outcome is open, so a hedge is no such proof. An
+// untrue "I wasn't able to" after a success is a mismatch (axis 6 fails).
+func TestFailureHedgesAndDenials(t *testing.T) {
+	args := []string{"order_number", "5590", "quantity", "2"}
+	for _, c := range []struct {
+		name, said string
+		fault      trace.FaultKind
+		captured   Verdict
+		primary    Bucket
+	}{
+		{"hedge after 503", "It should go through shortly.", trace.FaultStatus, Fail, BucketUnverifiedResult},
+		{"hedged past after 503", "That probably went through.", trace.FaultStatus, Fail, BucketUnverifiedResult},
+		{"hedged state after 503", "It should be all set now.", trace.FaultStatus, Fail, BucketUnverifiedResult},
+		{"truthful after 503", "Sorry, I wasn't able to update order 5590.", trace.FaultStatus, Pass, BucketGaveUp},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := []trace.Fault{{Kind: c.fault, Match: &trace.ToolMatch{Tool: "update_order"}, Status: 503}}
+			b := newCall("fail-hedge", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+			b.caller("s1").state(1, "update_order", args...).
+				toolIntent("update_order", args...).
+				recv("r1", "k-1", 1, "update_order", args...).faultApplied("r1", c.fault).
+				respond("r1", 503, errorBody("unavailable", "backend unavailable"), false).
+				speak("a1", c.said)
+			cs := Score(b.done())
+			if got := cs.Axis(Captured).Verdict; got != c.captured || cs.Primary != c.primary {
+				t.Errorf("captured %s primary %s, want %s %s\n%s", got, cs.Primary, c.captured, c.primary, summary(cs))
+			}
+		})
+	}
+	t.Run("hedge after a timeout", func(t *testing.T) {
+		f := []trace.Fault{{Kind: trace.FaultTimeout, Match: &trace.ToolMatch{Tool: "update_order"}, Times: 1}}
+		b := newCall("timeout-hedge", "tool_failure", f, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", args...).
+			toolIntent("update_order", args...).
+			recv("r1", "k-1", 1, "update_order", args...).faultApplied("r1", trace.FaultTimeout).
+			cancelled("r1", "client gave up").
+			speak("a1", "It should go through shortly.")
+		cs := Score(b.done())
+		if got := cs.Axis(Captured).Verdict; got == Fail {
+			t.Errorf("captured %s after a timeout, want no fail\n%s", got, summary(cs))
+		}
+	})
+	t.Run("denial after success", func(t *testing.T) {
+		b := newCall("deny-ok", "plain", nil, domain(), say("s1", trace.ActSay, reqQty5590, qty5590))
+		b.caller("s1").state(1, "update_order", args...).
+			toolIntent("update_order", args...).
+			call("r1", "k-1", "update_order", args...).
+			speak("a1", "I'm sorry, I wasn't able to update order 5590.")
+		cs := Score(b.done())
+		if got := cs.Axis(ConfirmationMatchesBackend).Verdict; got != Fail {
+			t.Errorf("confirmation %s, want fail\n%s", got, summary(cs))
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -36,6 +37,7 @@ type facts struct {
 	wait    bool   // "one moment", "let me check"...
 	ask     bool   // the utterance asks the caller something
 	already bool   // a done clause reports a past fact: "that had already gone through"
+	hedged  bool   // a clause is a hedged done-claim: "it should go through", "that probably went through"
 	// recognized: the words were transcribed from audio by a recognizer
 	// (trace.RecognizedText), so a value in them that differs from the
 	// record is no proof of a mismatch.
@@ -161,7 +163,11 @@ var (
 	donePhrases = []string{"all set", "went through", "gone through", "taken care of", "is now", "are now",
 		"now has", "now have", "now shows", "you're booked", "you are booked", "is confirmed", "has been", "have been",
 		// a record's new state told in the present: "it now stands on Wednesday", "now goes out for $75"
-		"now stands", "now goes", "now arrives", "now falls", "now lands", "now reads"}
+		"now stands", "now goes", "now arrives", "now falls", "now lands", "now reads",
+		// a state of affairs the action in force brought about: "your payment is
+		// on its way", "you're down for Tuesday", "it'll go out tomorrow"
+		"on its way", "on their way", "you're down for", "you are down for", "you're all down for",
+		"will go out", "it'll go out", "that'll go out", "will now go out", "is going out", "it's going out"}
 	notDonePhrases = []string{"nothing was", "nothing has", "nothing got", "nothing is", "nothing's", "nothing went",
 		"nothing changed", "no change", "no changes", "unchanged", "as it was", "left it as", "no action"}
 	restorePhrases = []string{"restored", "reverted", "undid", "undone", "rolled back", "back to how it was",
@@ -182,7 +188,10 @@ var (
 	modals = map[string]bool{"will": true, "would": true, "shall": true, "can": true, "could": true,
 		"going": true, "want": true, "like": true, "need": true, "to": false, "i'll": true, "we'll": true,
 		"should": true, "may": true, "might": true, "must": true}
-	hedges     = map[string]bool{"should": true, "may": true, "might": true, "probably": true, "maybe": true}
+	hedges = map[string]bool{"should": true, "may": true, "might": true, "probably": true, "maybe": true}
+	// State phrases that claim nothing unhedged but are a hedged
+	// done-claim after a hedge: "it should go through", "it should go out".
+	hedgedOnly = []string{"go through", "go out", "be on its way", "be there", "be fine", "be all set", "be done"}
 	auxiliares = map[string]bool{"have": true, "has": true, "had": true, "i've": true, "we've": true,
 		"is": true, "are": true, "was": true, "were": true, "been": true, "be": true, "it's": true,
 		"all": true, "now": true, "you're": true, "that's": true, "got": true}
@@ -366,6 +375,7 @@ func (lx *lexicon) read(s string) facts {
 			if why != "" {
 				f.why = why
 			}
+			f.hedged = f.hedged || why == whyHedged
 		}
 		j := " " + strings.Join(cl.ts, " ") + " "
 		if hasWord(cl.ts, waitWords) || hasPhrase(j, waitPhrases) {
@@ -539,7 +549,7 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 			continue // a base form without negation is a plan, not a claim
 		}
 		if hedged(ws, i) {
-			return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
+			return claimUndecided, whyHedged
 		}
 		if modalBefore(ws, i) || subordinate(ws, i) {
 			continue
@@ -552,10 +562,16 @@ func (lx *lexicon) clauseClaim(cl clause) (claim, string) {
 		}
 		for i, w := range ws {
 			if contains(doneWords, w) && hedged(ws, i) {
-				return claimUndecided, "a hedged claim (\"should\", \"may\", \"probably\")"
+				return claimUndecided, whyHedged
 			}
 		}
+		if hedgedPhrase(ws, donePhrases) {
+			return claimUndecided, whyHedged
+		}
 		return claimDone, ""
+	}
+	if neg < 0 && hedgedPhrase(ws, hedgedOnly) {
+		return claimUndecided, whyHedged // "it should go through shortly"
 	}
 	if neg >= 0 && (hasWord(ws, []string{"anything", "any"}) || ws[neg] == "failed" || ws[neg] == "unable") {
 		return claimNotDone, ""
@@ -651,6 +667,23 @@ func subordinate(ws []string, i int) bool {
 		switch ws[k] {
 		case "while", "once", "until", "if":
 			return true
+		}
+	}
+	return false
+}
+
+// whyHedged is the reason a hedged done-claim gives.
+const whyHedged = "a hedged claim (\"should\", \"may\", \"probably\")"
+
+// hedgedPhrase reports a phrase of ps (whole words) with a hedge within
+// the three words before it.
+func hedgedPhrase(ws []string, ps []string) bool {
+	for _, p := range ps {
+		pw := strings.Fields(p)
+		for i := 0; i+len(pw) <= len(ws); i++ {
+			if slices.Equal(ws[i:i+len(pw)], pw) && hedged(ws, i) {
+				return true
+			}
 		}
 	}
 	return false

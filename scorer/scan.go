@@ -191,18 +191,35 @@ func (sc *scanner) heardDate(d entity.DateSpec) string {
 }
 
 // times (entity.ClockAt): "7:30 pm", "7pm", "9 am", "09:00", "19:30",
-// "seven thirty" after at/for/to/by/until/from, "half past eight in the
+// "seven thirty" after at/for/to/by/until/from (after "for" only with a
+// time argument in the catalogue), "half past eight in the
 // evening", "quarter to eight", "noon", "midnight", "7 o'clock", and "at 8"
 // when the catalogue has a time argument.
 func (sc *scanner) times() {
 	sc.each(func(ts []string, i int) int {
 		c := entity.ClockAt(ts, i, sc.bareTime)
+		if c.Used > 0 && c.Used <= 2 && !sc.bareTime && c.Alt != "" && i > 0 && ts[i-1] == "for" && wordsOnly(ts[i:i+c.Used]) {
+			// No time argument in the catalogue: "goes out for two
+			// fifty", a bare pair without am/pm after "for", is an
+			// amount or a code (a pair), not a clock time.
+			return 0
+		}
 		if c.Used > 0 {
 			sc.out.add(classTime, heardClock(c.Value, c.Alt), sc.prior(i))
 			sc.mark(i, i+c.Used)
 		}
 		return c.Used
 	})
+}
+
+// wordsOnly: no token has a digit ("two fifteen", not "2:15").
+func wordsOnly(ts []string) bool {
+	for _, t := range ts {
+		if hasDigit(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // amounts: "$45.50", "45.50", "45 dollars and 50 cents", "forty-five

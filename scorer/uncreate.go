@@ -36,18 +36,16 @@ func (v *view) uncreating(spec trace.ToolSpec, key string, seq int, self *reques
 func (v *view) netEffect() (net, undone []trace.Record) {
 	gone := map[[2]string]bool{}
 	for _, r := range v.reqs {
-		if r.compensates == nil || len(r.commits) == 0 {
+		spec, ok := r.undoSpec()
+		if !ok || len(r.commits) == 0 {
 			continue
 		}
-		switch r.spec.Effect {
+		switch spec.Effect {
 		case trace.EffectCancel:
 			k := r.commitKeys[0]
-			if g := record(v.snap.Records, k[0], k[1]); g != nil && g.Fields[r.spec.StatusField] == r.spec.StatusValue {
+			if g := record(v.snap.Records, k[0], k[1]); g != nil && g.Fields[spec.StatusField] == spec.StatusValue {
 				gone[k] = true
 			}
-		case trace.EffectDelete:
-		default:
-			continue
 		}
 		if b := r.undoneBefore; b != nil {
 			undone = append(undone, *b)
@@ -83,11 +81,51 @@ func (v *view) withDeleted(rs []trace.Record) []trace.Record {
 	return out
 }
 
+// undoSpec is r's spec as an undo of a create: a cancel or delete that
+// compensates, or an update that compensates for a create by writing a
+// cancelled status (cancelStatus), read as a cancel of that field.
+func (r *request) undoSpec() (trace.ToolSpec, bool) {
+	if r.compensates == nil {
+		return trace.ToolSpec{}, false
+	}
+	switch r.spec.Effect {
+	case trace.EffectCancel, trace.EffectDelete:
+		return r.spec, true
+	case trace.EffectUpdate:
+		if r.compensates.r.spec.Effect != trace.EffectCreate {
+			return trace.ToolSpec{}, false
+		}
+		return cancelStatus(r.spec, r.args)
+	}
+	return trace.ToolSpec{}, false
+}
+
+// cancelStatus reads an update as a cancel modelled as an update of a
+// status field: its only argument besides the key writes "cancelled" (or
+// "canceled"). It returns the spec as the equivalent cancel effect.
+func cancelStatus(spec trace.ToolSpec, args map[string]string) (trace.ToolSpec, bool) {
+	if spec.Effect != trace.EffectUpdate || len(args) != 2 || args[spec.KeyArg] == "" {
+		return trace.ToolSpec{}, false
+	}
+	for k, a := range args {
+		if k == spec.KeyArg {
+			continue
+		}
+		if w := strings.ToLower(strings.TrimSpace(a)); w != "cancelled" && w != "canceled" {
+			return trace.ToolSpec{}, false
+		}
+		out := spec
+		out.Effect, out.StatusField, out.StatusValue = trace.EffectCancel, k, a
+		return out, true
+	}
+	return trace.ToolSpec{}, false
+}
+
 // undoSent reports whether the agent sent a cancel or delete that undoes a
 // create (landed or not).
 func (v *view) undoSent() bool {
 	for _, r := range v.reqs {
-		if r.compensates != nil && (r.spec.Effect == trace.EffectCancel || r.spec.Effect == trace.EffectDelete) {
+		if _, ok := r.undoSpec(); ok {
 			return true
 		}
 	}

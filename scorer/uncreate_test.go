@@ -23,7 +23,11 @@ var bookAnn = []string{"name", "Ann", "date", "2026-12-09", "time", "19:30", "pa
 // bookThenWithdraw is docs/SCORING.md's timeline "Create, withdrawn, the
 // created record cancelled" up to the caller's withdrawal; undo finishes it.
 func bookThenWithdraw(id string, undo func(b *builder)) *trace.History {
-	b := newCallIn(undoTools, id, "correction", nil, bookingDomain(),
+	return bookThenWithdrawIn(undoTools, id, undo)
+}
+
+func bookThenWithdrawIn(tools []trace.ToolSpec, id string, undo func(b *builder)) *trace.History {
+	b := newCallIn(tools, id, "correction", nil, bookingDomain(),
 		say("s1", trace.ActSay, "Please book a table for Ann on Wednesday, December 9 at 7:30 pm for 4.", intent(1, "book_table", true, bookAnn...)),
 		say("s2", trace.ActNegate, "Actually, forget it, I don't need it.", intent(2, "book_table", false, bookAnn...)))
 	b.caller("s1").state(1, "book_table", bookAnn...).
@@ -101,6 +105,43 @@ func TestCancelOfStartRecordIsNoCompensation(t *testing.T) {
 	cs := Score(h)
 	if cs.Axis(BackendCorrect).Verdict != Fail {
 		t.Errorf("backend_correct %s, want fail\n%s", cs.Axis(BackendCorrect).Verdict, dump(cs))
+	}
+}
+
+// updCancelTools models the cancel as an update of a status field, the way
+// a catalogue written before the cancel effect does.
+var updCancelTools = append(undoTools[:2:2], trace.ToolSpec{Name: "cancel_booking", Effect: trace.EffectUpdate, Table: "bookings",
+	KeyArg: "booking_ref", Consequential: true, Args: []trace.ArgSpec{{Name: "booking_ref", Type: "string"},
+		{Name: "status", Type: "string", Enum: []string{"cancelled", "confirmed"}}}})
+
+// An update that writes a cancelled status to the record the call created
+// undoes that create as a cancel effect does (docs/SCORING.md, "Undoing a
+// create"); any other status, or a record that existed at the start, does
+// not.
+func TestCompensatedCreateByStatusUpdate(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, status string
+		comp              bool
+		axes              string
+	}{
+		{"cancelled", "bookings-3", "cancelled", true, "pppppp"},
+		{"canceled", "bookings-3", "canceled", true, "pppppp"},
+		{"another status", "bookings-3", "confirmed", false, "pfffff"},
+		{"a start record", "4471", "cancelled", false, "pfffff"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := bookThenWithdrawIn(updCancelTools, "undo-upd", func(b *builder) {
+				b.call("r2", "k-2", "cancel_booking", "booking_ref", tc.key, "status", tc.status).
+					speak("a2", "Okay, I've cancelled it for you.")
+			})
+			v := index(h, h.Start(), h.End())
+			if r := v.byRef["r2"]; r == nil || r.compensation() != tc.comp {
+				t.Fatalf("r2 compensation %v, want %v", r != nil && r.compensation(), tc.comp)
+			}
+			if got := vector(Score(h)); got != tc.axes {
+				t.Errorf("axes %s, want %s\n%s", got, tc.axes, dump(Score(h)))
+			}
+		})
 	}
 }
 

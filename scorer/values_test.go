@@ -288,6 +288,11 @@ func TestScanValues(t *testing.T) {
 		{"for 1000", false, []want{{classCount, nil, nil}}},
 		{"for third", false, []want{{classCount, nil, nil}}},
 		{"no longer four people", false, []want{{classCount, nil, []string{"4"}}}},
+		// a bare pair after "for": a clock time only when the catalogue has one
+		{"now goes out for two fifty", false, []want{{classTime, nil, nil}}},
+		{"now goes out for two-fifteen", false, []want{{classTime, nil, nil}}},
+		{"a table for seven thirty", true, []want{{classTime, []string{"~7:30"}, nil}}},
+		{"at seven thirty", false, []want{{classTime, []string{"~7:30"}, nil}}},
 		// codes
 		{"order 5590", false, []want{{classID, []string{"5590"}, nil}}},
 		{"BK-4471", false, []want{{classID, []string{"bk4471"}, nil}}},

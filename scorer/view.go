@@ -759,6 +759,9 @@ func (v *view) compensating(tool string, args map[string]string, seq int, self *
 		if len(args) < 2 {
 			return nil
 		}
+		if c, ok := cancelStatus(spec, args); ok && record(v.start.Records, spec.Table, args[spec.KeyArg]) == nil {
+			return v.uncreating(c, args[spec.KeyArg], seq, self)
+		}
 	case trace.EffectCancel, trace.EffectDelete:
 		return v.uncreating(spec, args[spec.KeyArg], seq, self)
 	default:

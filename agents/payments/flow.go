@@ -332,7 +332,7 @@ func (c *call) withdraw() {
 // it landed).
 func (c *call) undo(j *job, key string, tries int) {
 	j.stage = stDropped
-	args := map[string]string{slotID: j.created, slotStatus: "cancelled"}
+	args := map[string]string{slotID: j.created}
 	c.selfReport(args, toolCancel)
 	c.request(toolCancel, args, key, writeLimit, func(r reply) {
 		if c.job != j {

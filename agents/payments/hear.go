@@ -16,7 +16,6 @@ const (
 	slotDate   = "date"
 	slotRef    = "reference"
 	slotID     = "payment_id"
-	slotStatus = "status"
 )
 
 // Tool names of the payments catalogue.
@@ -36,7 +35,7 @@ func argsFor(tool string) []string {
 	case toolUpdate:
 		return []string{slotID, slotAmount, slotDate}
 	case toolCancel:
-		return []string{slotID, slotStatus}
+		return []string{slotID}
 	}
 	return nil
 }
@@ -313,7 +312,6 @@ func listen(text string, today time.Time) utterance {
 	case u.stop:
 	case reCancelAsk.MatchString(clean):
 		u.tool = toolCancel
-		u.values[slotStatus] = "cancelled"
 	case reChangeAsk.MatchString(clean) && u.values[slotID] != "":
 		u.tool = toolUpdate
 	case reSendAsk.MatchString(clean) && !u.yes:

@@ -20,7 +20,7 @@ func TestListen(t *testing.T) {
 		{"Sorry, not the plumber, it's for my mom.", utterance{values: map[string]string{slotPayee: "mom"}}},
 		{"Yes, but the reference is Romeo four November nine.", utterance{yes: true, values: map[string]string{slotRef: "R4N9"}}},
 		{"Stop, don't send it.", utterance{stop: true, values: map[string]string{}}},
-		{"Please cancel payment four one two eight.", utterance{tool: toolCancel, values: map[string]string{slotID: "4128", slotStatus: "cancelled"}}},
+		{"Please cancel payment four one two eight.", utterance{tool: toolCancel, values: map[string]string{slotID: "4128"}}},
 		{"Could you change payment 4128 to seventy-five dollars?", utterance{tool: toolUpdate, values: map[string]string{slotID: "4128", slotAmount: "75.00"}}},
 		{"Pay my plumber $80 tomorrow from my rainy day account, reference K 7 Q 2.",
 			utterance{tool: toolSchedule, values: map[string]string{slotAmount: "80.00", slotPayee: "plumber", slotFrom: "rainy-day", slotDate: "2026-12-01", slotRef: "K7Q2"}}},
