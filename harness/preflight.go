@@ -8,6 +8,7 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/nativews"
+	"github.com/callproof/callproof/callsim/pipecateval"
 	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/trace"
@@ -62,8 +63,10 @@ func ProbeTransport(dialect, signaling string) (callsim.Transport, error) {
 		return &twilio.Transport{}, nil
 	case "webrtc":
 		return &webrtc.Transport{Signaling: signaling}, nil
+	case "pipecat-eval":
+		return &pipecateval.Transport{}, nil
 	}
-	return nil, fmt.Errorf("transport %q: want native, twilio or webrtc", dialect)
+	return nil, fmt.Errorf("transport %q: want native, twilio, webrtc or pipecat-eval", dialect)
 }
 
 // Unreached says whether a call never reached the agent: it ended

@@ -18,6 +18,7 @@ suites=(
 	"openai-agents twilio sdk ./agents/realtime/ ^TestInteropOpenAIAgentsTwilio$"
 	"openai-agents twilio cli ./cmd/callproof/ ^TestRunTwilioOpenAIAgent$"
 	"pipecat twilio cli ./cmd/callproof/ ^TestRunTwilioPipecatBot$"
+	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"

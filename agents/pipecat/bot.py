@@ -12,10 +12,18 @@ Pipecat's own base class, so that the bot runs offline:
 - the model: OpenAILLMService with base_url pointing at fake_llm.py, a
   scripted stand-in for the cloud model.
 
+The same /ws route answers Pipecat's eval wire (what the runner's /ws
+serves an eval harness, e.g. `callproof run --transport pipecat-eval`):
+the runner's parse_telephony_websocket recognizes the harness's
+eval-connect message and create_transport builds the eval transport,
+whose RTVI events the harness reads.
+
 The one thing a bot changes to be tested by callproof: its tool handler
-posts to the tools URL and bearer token that arrive in the Twilio start's
-customParameters (toolsBaseUrl, toolsToken), which Pipecat's runner hands
-the bot as the call's body.
+posts to the tools URL and bearer token of the call (toolsBaseUrl,
+toolsToken). Over Twilio they arrive in the start's customParameters,
+which Pipecat's runner hands the bot as the call's body; over the eval
+wire, in an RTVI client-message "start" the bot reads in its
+on_client_message handler.
 
     python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption]
 """
@@ -53,7 +61,9 @@ from pipecat.processors.aggregators.llm_response_universal import (
     LLMContextAggregatorPair,
     LLMUserAggregatorParams,
 )
-from pipecat.runner.utils import parse_telephony_websocket
+from pipecat.evals.transport import EvalTransportParams
+from pipecat.runner.types import WebSocketRunnerArguments
+from pipecat.runner.utils import create_transport, parse_telephony_websocket
 from pipecat.transcriptions.language import Language
 from pipecat.serializers.twilio import TwilioFrameSerializer
 from pipecat.services.llm_service import FunctionCallParams
@@ -186,13 +196,15 @@ async def end_call(params: FunctionCallParams):
     await params.llm.push_frame(EndWorkerFrame(reason="the bot hung up"))
 
 
-def tool_handler(tools_url: str, token: str):
-    """A Pipecat function that calls the call's tool over HTTP."""
+def tool_handler(call: dict):
+    """A Pipecat function that calls the call's tool over HTTP, at the
+    tools URL and token in the call's data (read when the tool runs: over
+    the eval wire they arrive once the pipeline runs)."""
 
     async def handler(params: FunctionCallParams):
         body = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
-        url = f"{tools_url.rstrip('/')}/{params.function_name}"
-        headers = {"Authorization": f"Bearer {token}"}
+        url = f"{call.get('toolsBaseUrl', '').rstrip('/')}/{params.function_name}"
+        headers = {"Authorization": f"Bearer {call.get('toolsToken', '')}"}
         async with aiohttp.ClientSession() as s:
             async with s.post(url, json=body, headers=headers) as r:
                 result = await r.json(content_type=None)
@@ -204,25 +216,32 @@ def tool_handler(tools_url: str, token: str):
 
 async def run_bot(websocket: WebSocket, args) -> None:
     try:
-        _, call_data = await parse_telephony_websocket(websocket)
+        transport_type, call_data = await parse_telephony_websocket(websocket)
     except ValueError as e:  # a connection that closed before its start
         logger.info(f"no call: {e}")
         return
-    body = call_data["body"] or {}
-    serializer = TwilioFrameSerializer(
-        stream_sid=call_data["stream_id"],
-        call_sid=call_data["call_id"],
-        params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
-    )
-    transport = FastAPIWebsocketTransport(
-        websocket=websocket,
-        params=FastAPIWebsocketParams(
-            audio_in_enabled=True,
-            audio_out_enabled=True,
-            add_wav_header=False,
-            serializer=serializer,
-        ),
-    )
+    if transport_type == "eval":
+        call: dict = {}  # filled by the harness's "start" client-message
+        transport = await create_transport(
+            WebSocketRunnerArguments(websocket=websocket),
+            {"eval": lambda: EvalTransportParams(audio_in_enabled=True, audio_out_enabled=True)},
+        )
+    else:
+        call = dict(call_data["body"] or {})
+        serializer = TwilioFrameSerializer(
+            stream_sid=call_data["stream_id"],
+            call_sid=call_data["call_id"],
+            params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
+        )
+        transport = FastAPIWebsocketTransport(
+            websocket=websocket,
+            params=FastAPIWebsocketParams(
+                audio_in_enabled=True,
+                audio_out_enabled=True,
+                add_wav_header=False,
+                serializer=serializer,
+            ),
+        )
     llm = OpenAILLMService(
         api_key="not-used-by-the-fake",
         base_url=args.llm_url,
@@ -230,7 +249,7 @@ async def run_bot(websocket: WebSocket, args) -> None:
     )
     llm.register_function(
         "update_order",
-        tool_handler(body.get("toolsBaseUrl", ""), body.get("toolsToken", "")),
+        tool_handler(call),
         cancel_on_interruption=args.cancel_on_interruption,
     )
     llm.register_function("end_call", end_call)
@@ -255,6 +274,11 @@ async def run_bot(websocket: WebSocket, args) -> None:
         pipeline,
         params=PipelineParams(audio_in_sample_rate=8000, audio_out_sample_rate=8000),
     )
+
+    @task.rtvi.event_handler("on_client_message")
+    async def on_client_message(rtvi, message):
+        if message.type == "start" and isinstance(message.data, dict):
+            call.update(message.data)
 
     @transport.event_handler("on_client_disconnected")
     async def on_client_disconnected(transport, client):

@@ -10,9 +10,10 @@ so a test knows what the bot will do. On POST /v1/chat/completions
   the call it answers carried --restore-args; with --hang-up, the
   confirmation comes with a call of end_call;
 - the caller's last words contain "stop", "wait" or "don't" (a barge-in):
-  when the last update_order carried --request-args, call
-  update_order(--restore-args), putting it back; otherwise say
-  --nothing-reply;
+  when the last update_order carried --request-args and landed (its
+  result in the context is a success, not a call still running or
+  cancelled), call update_order(--restore-args), putting it back;
+  otherwise say --nothing-reply;
 - any other words: call update_order(--request-args) when no update_order
   ran yet; otherwise say --anything-else.
 
@@ -45,11 +46,26 @@ STOP_WORDS = ("stop", "wait", "don't")
 
 def last_update(messages: list[dict]) -> dict | None:
     """The arguments of the last update_order the model called, if any."""
+    call = last_update_call(messages)
+    return json.loads(call["function"]["arguments"] or "{}") if call else None
+
+
+def last_update_call(messages: list[dict]) -> dict | None:
     for m in reversed(messages):
         for tc in reversed(m.get("tool_calls") or []):
             if tc.get("function", {}).get("name") == "update_order":
-                return json.loads(tc["function"]["arguments"] or "{}")
+                return tc
     return None
+
+
+def landed(messages: list[dict]) -> bool:
+    """Whether the last update_order has a successful result in the
+    context (not one still running, cancelled or failed)."""
+    call = last_update_call(messages)
+    if call is None:
+        return False
+    return any(m.get("role") == "tool" and m.get("tool_call_id") == call.get("id") and succeeded(m)
+               for m in messages)
 
 
 def succeeded(tool_message: dict) -> bool:
@@ -92,7 +108,7 @@ class Fake:
         words = last_user_text(messages).lower().split()
         done = last_update(messages)
         if any(w in words for w in STOP_WORDS):
-            if done == self.request_args:
+            if done == self.request_args and landed(messages):
                 return "call", self.restore_args
             return "say", self.args.nothing_reply
         if done is None:

@@ -21,6 +21,7 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/callsim/internal/readdeadline"
+	"github.com/callproof/callproof/callsim/internal/wsprobe"
 	"github.com/callproof/callproof/protocol/native"
 )
 
@@ -161,15 +162,8 @@ func (t *Transport) Dial(ctx context.Context, agentURL string) (callsim.Conn, er
 	if t.Speech == nil {
 		return nil, errors.New("twilio: no caller voice (Transport.Speech)")
 	}
-	d := t.Dialer
-	if d == nil {
-		d = websocket.DefaultDialer
-	}
-	ws, resp, err := d.DialContext(ctx, agentURL, t.Header)
+	ws, err := wsprobe.Dial(ctx, t.Dialer, agentURL, t.Header)
 	if err != nil {
-		if resp != nil {
-			return nil, fmt.Errorf("%w (HTTP %d)", err, resp.StatusCode)
-		}
 		return nil, err
 	}
 	c := &Conn{t: t, ws: ws}

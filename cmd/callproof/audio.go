@@ -6,6 +6,7 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
+	"github.com/callproof/callproof/callsim/pipecateval"
 	"github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/harness"
 )
@@ -15,6 +16,8 @@ const (
 	transportNative = "native"
 	transportTwilio = "twilio"
 	transportWebRTC = "webrtc"
+	// transportPipecatEval is Pipecat's eval wire, in text mode.
+	transportPipecatEval = "pipecat-eval"
 )
 
 func audioDefaultVoice() string { return audio.DefaultVoice }
@@ -29,6 +32,13 @@ func (a audioFlags) check(scale float64) error {
 		if a.pool != 0 {
 			return fmt.Errorf("--recognizers is for audio: add --transport %s or %s", transportTwilio, transportWebRTC)
 		}
+	case transportPipecatEval:
+		if a.voice != "" || a.cache != "" || a.record || a.pool != 0 {
+			return fmt.Errorf("--voice, --speech-cache, --record and --recognizers are for audio: --transport %s plays the caller in text", transportPipecatEval)
+		}
+		if scale != 1 {
+			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
+		}
 	case transportTwilio, transportWebRTC:
 		if scale != 1 {
 			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
@@ -39,7 +49,7 @@ func (a audioFlags) check(scale float64) error {
 			}
 		}
 	default:
-		return fmt.Errorf("--transport %q: want %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC)
+		return fmt.Errorf("--transport %q: want %s, %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC, transportPipecatEval)
 	}
 	if a.pool < 0 {
 		return fmt.Errorf("--recognizers %d: want at least 1 (0: one fewer than the machine's cores)", a.pool)
@@ -86,7 +96,7 @@ func (p *runPlan) audioFromMeta() error {
 	if t == "" {
 		t = transportNative
 	}
-	if t != transportNative && t != transportTwilio && t != transportWebRTC {
+	if t != transportNative && t != transportTwilio && t != transportWebRTC && t != transportPipecatEval {
 		return fmt.Errorf("%s/%s: unknown transport %q", p.out, harness.MetaFile, meta.Transport)
 	}
 	p.audio.transport, p.audio.signaling, p.audio.trickle = t, meta.Signaling, meta.Trickle
@@ -98,7 +108,12 @@ func (p *runPlan) audioFromMeta() error {
 // end of each call's script, queued in the run's pool: a call waits up to
 // harness.HearingFlushTimeout for it.
 func (a audioFlags) setUp(env *harness.Env, out string) (*harness.Hearing, error) {
-	if a.name() == transportNative {
+	switch a.name() {
+	case transportNative:
+		return nil, nil
+	case transportPipecatEval:
+		// Text both ways: no voice and no recognizer.
+		env.Transport, env.TransportName = &pipecateval.Transport{}, transportPipecatEval
 		return nil, nil
 	}
 	h := harness.NewHearing(a.pool)

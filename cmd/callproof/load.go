@@ -143,6 +143,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "callproof load: --scale is for text load (--transport native)")
 		return exitUsage
 	}
+	if af.transport == transportPipecatEval {
+		fmt.Fprintf(stderr, "callproof load: --transport %s is for run and replay\n", transportPipecatEval)
+		return exitUsage
+	}
 	if err := af.check(1); err != nil {
 		fmt.Fprintf(stderr, "callproof load: %v\n", err)
 		return exitUsage

@@ -13,6 +13,7 @@ import (
 
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/agents/realtime"
+	"github.com/callproof/callproof/callsim/pipecateval"
 )
 
 // TestRunTwilioPipecatBot is `callproof run --transport twilio` against a
@@ -25,30 +26,26 @@ import (
 // the test (it never skips for a missing framework). Skipped in -short
 // mode; see docs/INTEROP.md, "Pipecat".
 func TestRunTwilioPipecatBot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("places real-time audio calls against a Python bot")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatal("python3 not found: agents/pipecat needs Python 3.10+ (scripts/install-python.sh)")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	python, err := pipecat.Install(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, python, root := pipecatVenv(t)
 	speech := t.TempDir()
+	for _, tc := range pipecatCases(root, `agent closed the stream \(normal closure\)`) {
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, speech, tc)
+		})
+	}
+}
+
+// pipecatCases are the bot's configurations and calls with the verdicts
+// every wire must give; hangUp is the wire's hang-up reason, as `show`
+// prints it. A wire's test adds what only it shows.
+func pipecatCases(root, hangUp string) []pipecatCase {
 	slow := []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "twilio")}
 	int05 := []string{"--suite", "core", "--only", "int-05"}
-	for _, tc := range []pipecatCase{
+	return []pipecatCase{
 		{name: "confirms", cancel: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
 			`call\.end +completed: caller hung up`)},
 		{name: "hangs-up", cancel: true, hangUp: true, suite: slow, call: "pc-slow-update", show: append(slowLedger(),
-			`agent\.hangup +agent closed the stream \(normal closure\)`,
+			`agent\.hangup +`+hangUp,
 			`call\.end +completed: agent hung up`)},
 		// int-05: "stop" said while the write is held. Pipecat's default
 		// cancels the handler on the caller's barge-in: its request's
@@ -64,16 +61,13 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 			`tool\.committed +r1 update_order orders/5590 v1->v2`,
 			`(?m)^  backend_correct +fail$`,
 		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}}, // a root cause, primary or secondary
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			runPipecat(ctx, t, python, root, speech, tc)
-		})
 	}
 }
 
 // pipecatCase is one configuration of the bot and the call it takes.
 type pipecatCase struct {
 	name           string
+	transport      string   // --transport; "" is twilio
 	cancel, hangUp bool     // cancel_on_interruption; the fake ends the call
 	suite          []string // run's flags naming the scenario
 	call           string
@@ -126,14 +120,23 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		code := run(args, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
-	args := append([]string{"run", "--transport", "twilio", "--agent", bot.URL, "--out", out,
-		"--concurrency", "1", "--speech-cache", speech}, tc.suite...)
+	transport := tc.transport
+	if transport == "" {
+		transport = transportTwilio
+	}
+	args := []string{"run", "--transport", transport, "--agent", bot.URL, "--out", out, "--concurrency", "1"}
+	resume := []string{"run", "--resume", out, "--concurrency", "1", "--no-preflight"}
+	if transport != transportPipecatEval {
+		args = append(args, "--speech-cache", speech)
+		resume = append(resume, "--speech-cache", speech)
+	}
+	args = append(args, tc.suite...)
 	code, stdout, stderr := cli(args...)
 	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
 		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
 		// The bot answered the first run's preflight; on a machine this
 		// busy a second one can time out while the bot loads a call.
-		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech, "--no-preflight")
+		code, stdout, stderr = cli(resume...)
 	}
 	if code == exitBroken {
 		skipIfBehind(t, out, stderr)
@@ -168,4 +171,61 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if _, err := bot.Stop(); err != nil {
 		t.Errorf("bot: %v\n%s", err, bot.Log())
 	}
+}
+
+// TestRunEvalPipecatBot is `callproof run --transport pipecat-eval`
+// against the same Pipecat bot as TestRunTwilioPipecatBot, on the same
+// /ws route: Pipecat's runner recognizes the eval wire and builds its
+// eval transport. The caller plays in text (send-text), the bot's words
+// arrive as RTVI bot-output, its function calls as
+// llm-function-call-in-progress, and its hang-up as the socket's normal
+// closure. Each configuration's verdicts are the Twilio test's
+// (pipecatCases, shared), and the bot's confirmation is read from its own
+// words, so confirmation_matches_backend is decided. Like the Twilio test
+// it fails, never skips, when Python or pipecat-ai is missing.
+func TestRunEvalPipecatBot(t *testing.T) {
+	ctx, python, root := pipecatVenv(t)
+	// What only the eval wire shows, beside every wire's verdicts: the
+	// bot's confirmation read from its own words (axis 6 decided), its
+	// tool intent, and Pipecat's own word on the cancellation. The fake,
+	// hearing the stop words exactly here (over Twilio pocketsphinx never
+	// does), has nothing to put back: no write landed.
+	more := map[string][]string{
+		"confirms":                  {`(?m)^  confirmation_matches_backend +pass$`, `agent\.tool_intent +update_order`},
+		"hangs-up":                  {`(?m)^  confirmation_matches_backend +pass$`},
+		"cancel-on-interruption":    {`llm-function-call-stopped.*"cancelled": true`},
+		"no-cancel-on-interruption": {`llm-function-call-stopped.*"cancelled": false`},
+	}
+	for _, tc := range pipecatCases(root, regexp.QuoteMeta(pipecateval.ReasonClosedCleanly)) {
+		tc.show = append(tc.show, more[tc.name]...)
+		tc.transport = transportPipecatEval
+		t.Run(tc.name, func(t *testing.T) {
+			runPipecat(ctx, t, python, root, "", tc)
+		})
+	}
+}
+
+// pipecatVenv installs the venv agents/pipecat runs in and returns a
+// context bounding the test, its python and the repository's root. A
+// missing python3 or a failed install fails the test: it never skips for
+// a missing framework (only in -short mode).
+func pipecatVenv(t *testing.T) (context.Context, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("places real-time calls against a Python bot")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 not found: agents/pipecat needs Python 3.10+ (scripts/install-python.sh)")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	t.Cleanup(cancel)
+	python, err := pipecat.Install(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, python, root
 }

@@ -104,7 +104,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	var af audioFlags
-	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio) or webrtc (audio)")
+	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio), webrtc (audio) or pipecat-eval (Pipecat's eval wire, text)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer (PATCH)")
 	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
