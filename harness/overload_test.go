@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,15 +14,19 @@ import (
 )
 
 // stallClock runs with real time but jumps ahead by jump once at has
-// passed since start: the harness, reading it, sees what a process frozen
-// for that long sees when it wakes (every timer it had set fired late).
+// passed since its first reading (the call's recorder starting the call,
+// so the setup before it, however slow, never uses up the stall): the
+// harness, reading it, sees what a process frozen for that long sees when
+// it wakes (every timer it had set fired late).
 type stallClock struct {
+	once     sync.Once
 	start    time.Time
 	at, jump time.Duration
 }
 
-func (c stallClock) Now() time.Time {
+func (c *stallClock) Now() time.Time {
 	now := time.Now()
+	c.once.Do(func() { c.start = now })
 	if now.Sub(c.start) >= c.at {
 		return now.Add(c.jump)
 	}
@@ -45,7 +50,7 @@ func TestOverloadedCallIsAHarnessError(t *testing.T) {
 	}
 	// 3 s of real time at scale 0.05 is a minute of script time.
 	stall := func() trace.Clock {
-		return stallClock{start: time.Now(), at: 150 * time.Millisecond, jump: 3 * time.Second}
+		return &stallClock{at: 150 * time.Millisecond, jump: 3 * time.Second}
 	}
 
 	t.Run("stalled", func(t *testing.T) {
