@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"reflect"
 
@@ -34,18 +32,9 @@ func LoadCatalogFile(name string) ([]Tool, error) {
 // (file:line: field: message). Like LoadBytes, it never panics and
 // enforces the same size limits.
 func LoadCatalogBytes(name string, data []byte) ([]Tool, error) {
-	if len(data) > MaxFileSize {
-		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
-		return nil, Errors{&Error{File: name, Line: line,
-			Msg: fmt.Sprintf("file is over %d bytes (MaxFileSize)", MaxFileSize)}}
-	}
-	src := &source{file: name, lines: map[string]int{}, bad: map[string]bool{}}
-	root, err := parse(name, data)
+	src, root, err := parseWithin(name, data)
 	if err != nil {
-		return nil, Errors{err}
-	}
-	if err := checkBudget(name, root); err != nil {
-		return nil, Errors{err}
+		return nil, err
 	}
 	var c CatalogFile
 	d := &decoder{src: src}

@@ -42,18 +42,9 @@ func LoadFile(name string) (*Scenario, error) {
 // limit (MaxFileSize, MaxNodes, MaxExpandedBytes, MaxDepth, MaxItems,
 // MaxKeyLen). It never panics, whatever data holds.
 func LoadBytes(name string, data []byte) (*Scenario, error) {
-	if len(data) > MaxFileSize {
-		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
-		return nil, Errors{&Error{File: name, Line: line,
-			Msg: fmt.Sprintf("file is over %d bytes (MaxFileSize)", MaxFileSize)}}
-	}
-	src := &source{file: name, lines: map[string]int{}, bad: map[string]bool{}}
-	root, err := parse(name, data)
+	src, root, err := parseWithin(name, data)
 	if err != nil {
-		return nil, Errors{err}
-	}
-	if err := checkBudget(name, root); err != nil {
-		return nil, Errors{err}
+		return nil, err
 	}
 	s := &Scenario{src: src}
 	d := &decoder{src: src}
@@ -71,6 +62,24 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 // parse reads the single document of a YAML or JSON file. JSON is first
 // checked by encoding/json so that YAML-only syntax (comments, bare words)
 // is refused in a .json file.
+// parseWithin parses a file of either kind (scenario or catalogue) within
+// the size and node limits, as Errors naming the file and line.
+func parseWithin(name string, data []byte) (*source, *yaml.Node, error) {
+	if len(data) > MaxFileSize {
+		line := 1 + bytes.Count(data[:MaxFileSize], []byte("\n"))
+		return nil, nil, Errors{&Error{File: name, Line: line,
+			Msg: fmt.Sprintf("file is over %d bytes (MaxFileSize)", MaxFileSize)}}
+	}
+	root, err := parse(name, data)
+	if err != nil {
+		return nil, nil, Errors{err}
+	}
+	if err := checkBudget(name, root); err != nil {
+		return nil, nil, Errors{err}
+	}
+	return &source{file: name, lines: map[string]int{}, bad: map[string]bool{}}, root, nil
+}
+
 func parse(name string, data []byte) (*yaml.Node, error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".json":
