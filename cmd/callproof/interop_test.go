@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -117,11 +116,7 @@ func runOpenAIAgent(ctx context.Context, t *testing.T, node, root, speech, tools
 	defer func() { _, _ = agent.Stop() }()
 
 	out := filepath.Join(t.TempDir(), "out")
-	cli := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	cli := func(args ...string) (int, string, string) { return fxCLI(t, args...) }
 	code, stdout, stderr := cli("run", "--transport", "twilio", "--agent", agent.URL, "--suite", suite, "--out", out,
 		"--concurrency", "1", "--speech-cache", speech, "--record")
 	// A call the machine could not keep in real time is a harness error

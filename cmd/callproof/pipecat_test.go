@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -115,11 +114,7 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	defer func() { _, _ = bot.Stop() }()
 
 	out := filepath.Join(t.TempDir(), "out")
-	cli := func(args ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
-	}
+	cli := func(args ...string) (int, string, string) { return fxCLI(t, args...) }
 	transport := tc.transport
 	if transport == "" {
 		transport = transportTwilio
