@@ -46,6 +46,8 @@ func commands() map[string]command {
 		"sweep":     {"run a scenario across a range of one timing: the map of a race window", cmdSweep},
 		"load":      {"measure how many calls at once this machine sustains (audio, or text with --transport native)", cmdLoad},
 		"version":   {"print callproof's version", cmdVersion},
+		"plan":      {"list the calls a run places (call ids; --json for the pytest plugin)", cmdPlan},
+		"explain":   {"why each call fell short: failing axes, buckets, cited events", cmdExplain},
 	}
 }
 
