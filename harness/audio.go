@@ -158,6 +158,9 @@ type RecognitionStats struct {
 	// two decoder runs).
 	Drafts int `json:"drafts"`
 	Checks int `json:"checks"`
+	// Remembered counts decoder runs not made: an identical run's
+	// (same samples, grammar and flags) words were taken instead.
+	Remembered int64 `json:"remembered"`
 	// RealTimeP50 and RealTimeMax are the calls' own real-time parts:
 	// from the call's setup to its script's end.
 	RealTimeP50 time.Duration `json:"real_time_p50"`
@@ -176,7 +179,7 @@ func (h *Hearing) Stats() RecognitionStats {
 	h.mu.Lock()
 	calls := slices.Clone(h.calls)
 	h.mu.Unlock()
-	st := RecognitionStats{PoolSize: h.r.Pool.Size(), Nice: h.r.Nice}
+	st := RecognitionStats{PoolSize: h.r.Pool.Size(), Nice: h.r.Nice, Remembered: h.r.Remembered()}
 	var real, per []time.Duration
 	var lastScript, lastEnd time.Time
 	for _, g := range calls {

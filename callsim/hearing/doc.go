@@ -47,5 +47,8 @@
 // entity accuracy") has the measured rates.
 //
 // Every program run is bounded (Recognizer.Timeout); a Recognizer is safe
-// for concurrent use and keeps no state but its dictionary cache.
+// for concurrent use and keeps no state but its dictionary cache and the
+// words of its decoder runs: a run identical to one done or under way
+// (the same samples, grammar and flags, as copies of a scenario hear the
+// same synthesized reply) takes those words instead of decoding again.
 package hearing

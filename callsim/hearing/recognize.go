@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +67,23 @@ type Recognizer struct {
 	mu   sync.Mutex
 	dict map[string][]string // word → pronunciation lines, loaded once
 	g2p  map[string]string   // word → phones from flite ("" when it failed)
+	seen map[[sha256.Size]byte]*decoded
+	// remembered counts the runs saved.
+	remembered atomic.Int64
+}
+
+// MaxRemembered bounds the decodes a Recognizer remembers (decoded): a
+// run of 200 calls has about a thousand utterances.
+const MaxRemembered = 20000
+
+// decoded is one decoder run's outcome, shared with every identical run
+// asked for while it was under way or after: copies of a scenario hear
+// the same synthesized replies, byte for byte, and pocketsphinx gives the
+// same words for the same samples, grammar and flags.
+type decoded struct {
+	done  chan struct{}
+	words []string
+	err   error
 }
 
 // Result is what the decoder heard.
@@ -197,6 +216,7 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 		}
 		return parseTimes(out), nil
 	}
+	decodeWith = r.remember(ctx, files, decodeWith)
 	decode := func(tuning []string) ([]string, error) { return decodeWith(base, tuning) }
 	var res Result
 	if first {
@@ -224,6 +244,65 @@ func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g
 	}
 	return res, nil
 }
+
+// remember wraps a decoder run so that a run identical to one already
+// done or under way (the same samples, grammar, dictionary and flags)
+// takes its words instead of decoding again. A failed run is forgotten,
+// so one call's timeout is not another's.
+func (r *Recognizer) remember(ctx context.Context, files map[string][]byte, run func(base, tuning []string) ([]string, error)) func(base, tuning []string) ([]string, error) {
+	return func(base, tuning []string) ([]string, error) {
+		h := sha256.New()
+		for _, name := range []string{"in.wav", "g.dict", "g.gram", "free.gram"} {
+			fmt.Fprintf(h, "%s %d\n", name, len(files[name]))
+			h.Write(files[name])
+		}
+		for _, a := range append(slices.Clone(base), tuning...) {
+			// Paths name the run's own temporary files: keep only which.
+			fmt.Fprintf(h, "%s\n", filepath.Base(a))
+		}
+		var key [sha256.Size]byte
+		h.Sum(key[:0])
+		for {
+			r.mu.Lock()
+			d, ok := r.seen[key]
+			if !ok {
+				if r.seen == nil {
+					r.seen = map[[sha256.Size]byte]*decoded{}
+				}
+				d = &decoded{done: make(chan struct{})}
+				if len(r.seen) < MaxRemembered {
+					r.seen[key] = d
+				}
+				r.mu.Unlock()
+				d.words, d.err = run(base, tuning)
+				if d.err != nil {
+					r.mu.Lock()
+					if r.seen[key] == d {
+						delete(r.seen, key)
+					}
+					r.mu.Unlock()
+				}
+				close(d.done)
+				return slices.Clone(d.words), d.err
+			}
+			r.mu.Unlock()
+			select {
+			case <-d.done:
+				if d.err == nil {
+					r.remembered.Add(1)
+					return slices.Clone(d.words), nil
+				}
+				// Its run failed (its call's own deadline, say): try again.
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+	}
+}
+
+// Remembered is how many decoder runs were saved by taking an identical
+// run's words.
+func (r *Recognizer) Remembered() int64 { return r.remembered.Load() }
 
 // agreement is how much two decodes share: twice their longest common
 // word subsequence over their total length (1 when both are empty).
