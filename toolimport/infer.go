@@ -39,9 +39,9 @@ var effectWords = map[string]trace.Effect{
 	"amend": trace.EffectUpdate, "patch": trace.EffectUpdate, "replace": trace.EffectUpdate,
 }
 
-// words splits a name or sentence into lower-case words: snake_case,
+// Words splits a name or sentence into lower-case words: snake_case,
 // kebab-case, camelCase and spaces all separate.
-func words(s string) []string {
+func Words(s string) []string {
 	var out []string
 	var cur []rune
 	flush := func() {
@@ -68,7 +68,7 @@ func words(s string) []string {
 
 // wordEffect returns the effect of the first effect word in s.
 func wordEffect(s string) (trace.Effect, string, bool) {
-	for _, w := range words(s) {
+	for _, w := range Words(s) {
 		if e, ok := effectWords[w]; ok {
 			return e, w, true
 		}
@@ -113,6 +113,13 @@ func InferEffect(t Tool) (trace.Effect, string) {
 // keyWords end the names of arguments a record is found by.
 var keyWords = []string{"id", "ref", "reference", "number", "no", "code", "key", "confirmation", "uuid"}
 
+// KeyLike says whether an argument's name ends in a word records are found
+// by (id, ref, number, code, ...).
+func KeyLike(name string) bool {
+	ws := Words(name)
+	return len(ws) > 0 && slices.Contains(keyWords, ws[len(ws)-1])
+}
+
 // InferKey picks the argument a record is found by and says why: an
 // OpenAPI path parameter, else an argument whose name ends in an id word
 // (id, ref, number, code, ...), required ones first; else the first
@@ -124,7 +131,7 @@ func InferKey(t Tool) (string, string) {
 		if !a.Required {
 			score, reason = -1, "the first argument"
 		}
-		ws := words(a.Name)
+		ws := Words(a.Name)
 		if len(ws) > 0 && slices.Contains(keyWords, ws[len(ws)-1]) {
 			score, reason = 2, fmt.Sprintf("its name ends in %q", ws[len(ws)-1])
 			if a.Required {
@@ -149,20 +156,20 @@ func InferTable(t Tool) string {
 	if t.Path != "" {
 		for _, seg := range strings.Split(t.Path, "/") {
 			if seg != "" && !strings.HasPrefix(seg, "{") {
-				nouns = words(seg)
+				nouns = Words(seg)
 				break
 			}
 		}
 	}
 	if len(nouns) == 0 {
-		for _, w := range words(t.Name) {
+		for _, w := range Words(t.Name) {
 			if _, verb := effectWords[w]; !verb && w != "by" && w != "a" && w != "the" {
 				nouns = append(nouns, w)
 			}
 		}
 	}
 	if len(nouns) == 0 {
-		nouns = words(t.Name)
+		nouns = Words(t.Name)
 	}
 	if len(nouns) == 0 {
 		return "records"

@@ -16,7 +16,7 @@
 //     fail it. A value the committed record itself holds in any field is
 //     never substituted: naming it still names that record.
 //
-// Spoken forms are rendered by this package's own code, never by the
+// Spoken forms are rendered by package spoken, never by the
 // scorer's tables, so the two can disagree. A fixed corpus of spoken forms
 // (testdata/spoken.txt at the repository root), written independently of
 // docs/SCORING.md, is substituted the same way.

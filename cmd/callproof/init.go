@@ -14,6 +14,8 @@ import (
 
 func cmdInit(args []string, stdout, stderr io.Writer) int {
 	c := newCLI("init", `usage: callproof init --tools FILE|URL [--token T] [--out catalogue.yaml]
+       callproof init --catalogue FILE [--out DIR] [--seed N] [--tools NAMES]
+                      [--categories LIST] [--size small|full|N] [--forms spoken|written]
 
 Reads an agent's tool definitions (OpenAI function-calling tools, an MCP
 tools/list result, or an OpenAPI 3 document in JSON or YAML; the format is
@@ -23,12 +25,31 @@ callproof catalogue. Each tool's effect, table, key
 argument and consequential flag are guessed and marked "# review:" in the
 file; check them, then run callproof validate on it. Without --out the
 catalogue goes to stdout.
+
+With --catalogue, reads a reviewed catalogue and writes a pack of
+scenarios for its consequential tools into --out (default "pack", which
+must not exist or be empty): corrections, interruptions and tool
+failures in seed 001's shape, and a README listing what each tests.
+--tools then names the tools to cover (comma-separated; default all).
+The same catalogue and --seed always write the same pack.
 `, stdout, stderr)
-	tools := c.String("tools", "", "the tool definitions file, or a live MCP server's URL (required)")
+	tools := c.String("tools", "", "the tool definitions file, or a live MCP server's URL (required); with --catalogue, the tools to cover, comma-separated")
 	token := c.String("token", "", "bearer token for a live MCP server")
-	out := c.String("out", "", "write the catalogue here instead of stdout (refuses to overwrite a file)")
+	out := c.String("out", "", "write the catalogue here instead of stdout (refuses to overwrite a file); with --catalogue, the pack's directory (default \"pack\")")
+	p := packFlags(c)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
+	}
+	if *p.catalogue != "" {
+		if *token != "" {
+			fmt.Fprintln(stderr, "callproof init: --token is for --tools URL, not --catalogue")
+			return exitUsage
+		}
+		return initPack(p, *tools, *out, stdout, stderr)
+	}
+	if c.set("seed") || c.set("categories") || c.set("size") || c.set("forms") {
+		fmt.Fprintln(stderr, "callproof init: --seed, --categories, --size and --forms need --catalogue")
+		return exitUsage
 	}
 	if *tools == "" {
 		fmt.Fprintln(stderr, "callproof init: --tools is required")

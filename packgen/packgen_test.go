@@ -1,0 +1,228 @@
+package packgen
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/callproof/callproof/scenarios"
+)
+
+func seeded(n uint64) *rand.Rand { return rand.New(rand.NewPCG(n, n)) }
+
+func restaurant(t *testing.T) []scenarios.Tool {
+	t.Helper()
+	tools, err := scenarios.LoadCatalogFile("../toolimport/testdata/restaurant-catalogue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools
+}
+
+// randomCatalog makes a catalogue from a seed: a few tables, each with a
+// read and writes of every effect, arguments of every type with and
+// without patterns and enums.
+func randomCatalog(r *rand.Rand) []scenarios.Tool {
+	nouns := []string{"appointment", "parcel", "invoice", "claim", "ticket", "lease", "order", "visit"}
+	patterns := []string{`^[A-Z]{2}\d{4}$`, `^\d{6}$`, `^[A-Z]\d[A-Z]\d$`, `^(ABC|XYZ)-\d{3}$`, `^\d{3,5}$`}
+	var tools []scenarios.Tool
+	r.Shuffle(len(nouns), func(i, j int) { nouns[i], nouns[j] = nouns[j], nouns[i] })
+	for _, noun := range nouns[:1+r.IntN(3)] {
+		table := noun + "s"
+		keyArg := scenarios.Arg{Name: noun + "_id", Type: "string", Required: true}
+		if r.IntN(3) > 0 {
+			keyArg.Pattern = patterns[r.IntN(len(patterns))]
+		}
+		tools = append(tools, scenarios.Tool{Name: "get_" + noun, Effect: "read", Table: table, KeyArg: keyArg.Name, Args: []scenarios.Arg{keyArg}})
+		values := func() []scenarios.Arg {
+			var out []scenarios.Arg
+			kinds := []scenarios.Arg{
+				{Name: "date", Type: "date"}, {Name: "time", Type: "time"}, {Name: "count", Type: "integer"},
+				{Name: "amount", Type: "number"}, {Name: "tier", Type: "string", Enum: []string{"basic", "plus", "gold-star"}},
+				{Name: "contact_name", Type: "string"}, {Name: "urgent", Type: "string", Enum: []string{"false", "true"}},
+				{Name: "slot_code", Type: "string", Pattern: patterns[r.IntN(len(patterns))]},
+			}
+			r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+			for _, a := range kinds[:1+r.IntN(4)] {
+				a.Required = r.IntN(2) == 0
+				out = append(out, a)
+			}
+			return out
+		}
+		tools = append(tools, scenarios.Tool{Name: "update_" + noun, Effect: "update", Table: table, KeyArg: keyArg.Name,
+			Consequential: true, Args: append([]scenarios.Arg{keyArg}, values()...)})
+		switch r.IntN(3) {
+		case 0:
+			tools = append(tools, scenarios.Tool{Name: "cancel_" + noun, Effect: "cancel", Table: table, KeyArg: keyArg.Name,
+				Consequential: true, StatusField: "status", StatusValue: "cancelled", Args: []scenarios.Arg{keyArg}})
+		case 1:
+			tools = append(tools, scenarios.Tool{Name: "void_" + noun, Effect: "update", Table: table, KeyArg: keyArg.Name,
+				Consequential: true, Args: []scenarios.Arg{keyArg, {Name: "status", Type: "string", Required: true, Enum: []string{"void"}}}})
+		default:
+			tools = append(tools, scenarios.Tool{Name: "delete_" + noun, Effect: "delete", Table: table, KeyArg: keyArg.Name,
+				Consequential: true, Args: []scenarios.Arg{keyArg}})
+		}
+		if r.IntN(2) == 0 {
+			tools = append(tools, scenarios.Tool{Name: "create" + strings.ToUpper(noun[:1]) + noun[1:], Effect: "create", Table: table,
+				Consequential: true, Args: values()})
+		}
+	}
+	return tools
+}
+
+// checkPack asserts what every pack must hold: files that load and
+// compile, unique ids, at least 8 scenarios per consequential tool (and
+// 24 in all for a full pack), every category, and a README naming each file.
+func checkPack(t *testing.T, catalog []scenarios.Tool, files []File, cats []scenarios.Category, full bool) {
+	t.Helper()
+	per := map[string]int{}
+	seen := map[scenarios.Category]bool{}
+	var pack []*scenarios.Scenario
+	var readme []byte
+	for _, f := range files {
+		if f.Name == "README.md" {
+			readme = f.Data
+			continue
+		}
+		s, err := scenarios.LoadBytes(f.Name, f.Data)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", f.Name, err, f.Data)
+		}
+		if _, err := scenarios.Compile(s); err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		pack = append(pack, s)
+		per[f.tool]++
+		seen[s.Category] = true
+	}
+	if errs := scenarios.ValidatePack(pack); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	total := 0
+	for _, tool := range catalog {
+		if tool.Consequential {
+			if per[tool.Name] < 8 {
+				t.Errorf("%s: %d scenarios, want at least 8", tool.Name, per[tool.Name])
+			}
+			total += per[tool.Name]
+		}
+	}
+	if full && total < 24 {
+		t.Errorf("%d scenarios, want at least 24", total)
+	}
+	for _, c := range cats {
+		if !seen[c] {
+			t.Errorf("no %s scenario", c)
+		}
+	}
+	for _, f := range files[:len(files)-1] {
+		if !bytes.Contains(readme, []byte("`"+f.Name+"`")) {
+			t.Errorf("README does not list %s", f.Name)
+		}
+	}
+}
+
+func TestRestaurantPack(t *testing.T) {
+	for _, forms := range []Forms{Spoken, Written} {
+		files, err := Generate(restaurant(t), Options{Rand: seeded(1), Forms: forms, Source: "restaurant-catalogue.yaml"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPack(t, restaurant(t), files, Categories(), true)
+	}
+}
+
+// Random catalogues, several seeds, every size: valid packs, and the same
+// seed writes the same bytes.
+func TestRandomCatalogues(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		catalog := randomCatalog(seeded(seed))
+		for _, per := range []int{0, SizeSmall} {
+			t.Run(fmt.Sprintf("seed%d-size%d", seed, per), func(t *testing.T) {
+				a, err := Generate(catalog, Options{Rand: seeded(seed * 7), PerTool: per})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkPack(t, catalog, a, Categories(), per == 0)
+				b, err := Generate(catalog, Options{Rand: seeded(seed * 7), PerTool: per})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(a) != len(b) {
+					t.Fatalf("%d files, then %d", len(a), len(b))
+				}
+				for i := range a {
+					if a[i].Name != b[i].Name || !bytes.Equal(a[i].Data, b[i].Data) {
+						t.Fatalf("%s differs between two runs with one seed", a[i].Name)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSeedChangesValues(t *testing.T) {
+	a, _ := Generate(restaurant(t), Options{Rand: seeded(1)})
+	b, _ := Generate(restaurant(t), Options{Rand: seeded(2)})
+	if bytes.Equal(a[0].Data, b[0].Data) {
+		t.Error("two seeds wrote the same first scenario")
+	}
+}
+
+func TestChoices(t *testing.T) {
+	files, err := Generate(restaurant(t), Options{Rand: seeded(3), Tools: []string{"cancel_reservation"},
+		Categories: []scenarios.Category{scenarios.CatToolFailure}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files[:len(files)-1] {
+		if f.tool != "cancel_reservation" || f.cat != scenarios.CatToolFailure {
+			t.Errorf("%s: tool %s category %s", f.Name, f.tool, f.cat)
+		}
+	}
+	if len(files) != 10 {
+		t.Errorf("%d files, want 9 failures and the README", len(files))
+	}
+	for _, bad := range []Options{
+		{Rand: seeded(1), Tools: []string{"find_reservation"}},
+		{Rand: seeded(1), Tools: []string{"nope"}},
+		{Rand: seeded(1), Categories: []scenarios.Category{scenarios.CatDTMF}},
+		{Rand: seeded(1), Forms: "sung"},
+		{},
+	} {
+		if _, err := Generate(restaurant(t), bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// An argument no value can be synthesized for is refused, naming the tool
+// and the argument.
+func TestRefusesUnsayable(t *testing.T) {
+	catalog := []scenarios.Tool{{Name: "set_flag", Effect: "update", Table: "flags", KeyArg: "flag_id", Consequential: true,
+		Args: []scenarios.Arg{{Name: "flag_id", Type: "string", Required: true, Pattern: `^\d{4}$`},
+			{Name: "mode", Type: "string", Required: true, Pattern: `^on$`}}}}
+	_, err := Generate(catalog, Options{Rand: seeded(1)})
+	if err == nil || !strings.Contains(err.Error(), "tool set_flag: argument mode:") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDump(t *testing.T) {
+	dir := os.Getenv("PACKGEN_DUMP")
+	if dir == "" {
+		t.Skip("set PACKGEN_DUMP=DIR to write the restaurant pack there")
+	}
+	files, err := Generate(restaurant(t), Options{Rand: seeded(1), Source: "restaurant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(dir+"/"+f.Name, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
