@@ -123,10 +123,11 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 	s.Description = fmt.Sprintf("%s: %s.", t.tool.Name, tests)
 	name := s.ID + ".yaml"
 	data := g.yaml(s, k)
-	if _, err := scenarios.LoadBytes(name, data); err != nil {
+	back, err := scenarios.LoadBytes(name, data)
+	if err != nil {
 		return File{}, fmt.Errorf("packgen: generated %s does not load (a bug): %w", name, err)
 	}
-	return File{Name: name, Data: data, Tests: tests}, nil
+	return File{Name: name, Data: data, Tests: tests, parsed: back}, nil
 }
 
 func ptr[T any](v T) *T { return &v }

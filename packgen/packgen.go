@@ -47,9 +47,10 @@ type File struct {
 	Name string
 	Data []byte
 	// What the scenario tests, for the README ("" for the README).
-	Tests string
-	tool  string
-	cat   scenarios.Category
+	Tests  string
+	tool   string
+	cat    scenarios.Category
+	parsed *scenarios.Scenario // as Generate loaded it back
 }
 
 // Generate writes a pack for the consequential tools of catalog. Every
