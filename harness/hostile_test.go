@@ -227,6 +227,7 @@ expected: {captured: true, active_state_correct: true, tool_args_correct: true, 
 
 // fxHostileSuite is what one hostile call's suite saw.
 type fxHostileSuite struct {
+	dir     string // the results directory
 	hostile *trace.History
 	others  []*trace.History
 	// otherScores are the careful calls' scores, in the order of others.
@@ -277,8 +278,16 @@ func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Co
 func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) (fxHostileSuite, []string) {
 	t.Helper()
 	core := fxCases(t, "corr-01", "int-02", "tf-02")
-	cases := []*scenarios.Compiled{core[0], hc, core[1], core[2]}
+	cases := core
+	if hc != nil {
+		cases = []*scenarios.Compiled{core[0], hc, core[1], core[2]}
+	}
 	dir := filepath.Join(t.TempDir(), "run")
+	if out := os.Getenv(hostileOutEnv); out != "" {
+		d, err := os.MkdirTemp(out, "attempt-") // read by the parent
+		require.NoError(t, err)
+		dir = filepath.Join(d, "run")
+	}
 	planned := harness.Plan(cases)
 	res, err := harness.CreateResults(dir, harness.Meta{Agent: rt.URL, Suite: "hostile", TimeScale: fxScale, Calls: len(cases), Planned: planned})
 	require.NoError(t, err)
@@ -318,19 +327,23 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 	assert.Len(t, hs, len(planned))
 	assert.FileExists(t, filepath.Join(dir, harness.DoneFile))
 
-	s := fxHostileSuite{elapsed: elapsed, heapGrow: int64(after.HeapInuse) - int64(before.HeapInuse), allocated: after.TotalAlloc - before.TotalAlloc}
+	s := fxHostileSuite{dir: dir, elapsed: elapsed, heapGrow: int64(after.HeapInuse) - int64(before.HeapInuse), allocated: after.TotalAlloc - before.TotalAlloc}
 	var overloaded []string
 	for _, c := range out {
 		fxAssertShape(t, c.History)
 		if c.Score.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(c.Score.Reason, harness.ReasonOverloaded) {
 			overloaded = append(overloaded, c.History.Call+": "+c.Score.Reason)
 		}
-		if c.History.Call == hc.Scenario.ID {
+		if hc != nil && c.History.Call == hc.Scenario.ID {
 			s.hostile = c.History
 			continue
 		}
 		s.others = append(s.others, c.History)
 		s.otherScores = append(s.otherScores, c.Score)
+	}
+	if hc == nil {
+		t.Logf("control: %s, heap +%d KiB, allocated %d MiB", elapsed.Round(time.Millisecond), s.heapGrow>>10, s.allocated>>20)
+		return s, overloaded
 	}
 	require.NotNil(t, s.hostile)
 	t.Logf("%s: %s, heap +%d KiB, allocated %d MiB, %d events", hc.Scenario.ID, elapsed.Round(time.Millisecond),
@@ -350,31 +363,22 @@ func fxToolEvents(h *trace.History, k trace.Kind, sub string) []*trace.ToolEvent
 	return out
 }
 
-// Each hostile agent gets one call in a small suite of careful calls: its
-// call ends as it should, every other call is recorded and scored once,
-// the run ends in time and memory stays bounded.
-func TestHostileAgents(t *testing.T) {
-	env := fxEnv(t)
-	careful := fxCareful(t)
-	// Tool requests of the in-process hostile agents, closed at the end.
-	client := &http.Client{Timeout: 5 * time.Second}
-	t.Cleanup(client.CloseIdleConnections)
+// hostileCase is one misbehaviour of TestHostileAgents.
+type hostileCase struct {
+	name     string
+	extra    string
+	opts     hostile.Options
+	process  string // "kill" or "stop": the careful agent in a child process, so treated at the caller's first final
+	outcome  trace.Outcome
+	reason   string // call.end reason, prefix
+	maxAlloc uint64
+	check    func(t *testing.T, s fxHostileSuite, rt *fxRouter)
+}
 
-	const (
-		maxRun  = 20 * time.Second
-		maxHeap = 32 << 20
-	)
-	type hostileCase struct {
-		name     string
-		extra    string
-		opts     hostile.Options
-		process  string // "kill" or "stop": the careful agent in a child process, so treated at the caller's first final
-		outcome  trace.Outcome
-		reason   string // call.end reason, prefix
-		maxAlloc uint64
-		check    func(t *testing.T, s fxHostileSuite, rt *fxRouter)
-	}
-	cases := []hostileCase{
+// fxHostileCases lists TestHostileAgents' cases; env is the backend the
+// checks look at (nil when only the names are needed).
+func fxHostileCases(env *harness.Env) []hostileCase {
+	return []hostileCase{
 		{name: "partial-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.PartialBody},
 			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonStalledBody, maxAlloc: 64 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
@@ -393,12 +397,14 @@ func TestHostileAgents(t *testing.T) {
 			}},
 		{name: "text-flood", extra: "limits: {max_call_text_bytes: 65536}", opts: hostile.Options{Behaviour: hostile.TextFlood},
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonTextBudget, maxAlloc: 64 << 20},
-		{name: "tool-flood", extra: "limits: {max_tool_requests_per_second: 50}", opts: hostile.Options{Behaviour: hostile.ToolFlood, Requests: 3000},
-			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonToolFlood + ": more than 50 tool requests per second", maxAlloc: 256 << 20,
+		// A rate any flood passes at once however busy the machine, and a
+		// wait for quiet (no tool call open) long enough for it to.
+		{name: "tool-flood", extra: "timeouts: {call: 600s}\nlimits: {max_tool_requests_per_second: 5}", opts: hostile.Options{Behaviour: hostile.ToolFlood, Requests: 3000},
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonToolFlood + ": more than 5 tool requests per second", maxAlloc: 256 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				// Only the requests within the budget are in the history: a
-				// burst of 50 and what the rate refilled until it broke.
-				assert.LessOrEqual(t, len(fxKinds(s.hostile, trace.KindToolReceived)), 100)
+				// burst of 5 and what the rate refilled until it broke.
+				assert.LessOrEqual(t, len(fxKinds(s.hostile, trace.KindToolReceived)), 20)
 				assert.GreaterOrEqual(t, env.Backend.RejectedCount(), int64(1), "requests after the end are refused on the server")
 			}},
 		{name: "cross-call", opts: hostile.Options{Behaviour: hostile.CrossCall},
@@ -445,7 +451,157 @@ func TestHostileAgents(t *testing.T) {
 		{name: "stopped", process: "stop", extra: "timeouts: {step: 60s, call: 120s}\nlimits: {idle_timeout: 400ms}",
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonUnresponsive, maxAlloc: 64 << 20},
 	}
-	for _, hc := range cases {
+}
+
+// hostileCaseEnv, set in a child test process, makes TestHostileAgents
+// place its cases in process (the parent picks one with -test.run) and
+// write its results and the other calls' verdicts (fxHostileVerdicts)
+// under the directory hostileOutEnv names.
+const (
+	hostileCaseEnv = "CALLPROOF_TEST_HOSTILE_CASE"
+	hostileOutEnv  = "CALLPROOF_TEST_HOSTILE_OUT"
+)
+
+// hostileControl is the case with no hostile call: the careful calls
+// alone, the run every other case is compared with.
+const hostileControl = "control"
+
+// maxHostileRSSGrowth is how far a hostile call may raise a run's peak
+// resident set above the control run's (issue 25).
+const maxHostileRSSGrowth = 100 << 20
+
+// Each hostile agent gets one call in a small suite of careful calls: its
+// call ends as it should, every other call is recorded and scored once
+// with the verdict it gets in the control run (the careful calls alone),
+// the run ends in time, and memory stays bounded: the heap in process,
+// and the peak RSS within the control run's plus 100 MB.
+//
+// Each case, the control included, runs in a child process of its own,
+// so that its peak RSS is the kernel's count for that process alone
+// (rusage maxrss); the control is placed once and shared. Verdicts of the
+// careful agent on core are deterministic (TestDeterminismCore), so any
+// difference is the hostile call's doing.
+func TestHostileAgents(t *testing.T) {
+	if os.Getenv(hostileCaseEnv) != "" {
+		fxHostileInProcess(t)
+		return
+	}
+	dir := t.TempDir() // the control's results outlive its subtest
+	var control fxHostileChildRun
+	ok := t.Run(hostileControl, func(t *testing.T) {
+		control = fxHostileChild(t, dir, hostileControl)
+		require.Len(t, control.Verdicts, 3)
+	})
+	require.True(t, ok, "the control run failed")
+	for _, hc := range fxHostileCases(nil) {
+		t.Run(hc.name, func(t *testing.T) {
+			got := fxHostileChild(t, dir, hc.name)
+			if !assert.Equal(t, control.Verdicts, got.Verdicts, "every other call's outcome | verdicts | primary bucket, as in the control run") {
+				fxHostileDiffer(t, control, got)
+			}
+			assert.LessOrEqual(t, got.peakRSS, control.peakRSS+maxHostileRSSGrowth,
+				"peak RSS %d MiB, the control run's %d MiB", got.peakRSS>>20, control.peakRSS>>20)
+		})
+	}
+}
+
+// fxHostileVerdicts is what a child process of TestHostileAgents
+// writes: its results directory and the other calls' fingerprints by
+// call.
+type fxHostileVerdicts struct {
+	Dir      string            `json:"dir"`
+	Verdicts map[string]string `json:"verdicts"`
+}
+
+// fxHostileChildRun is what a child process of TestHostileAgents placed,
+// and its peak resident set.
+type fxHostileChildRun struct {
+	fxHostileVerdicts
+	peakRSS int64
+}
+
+// fxHostileDiffer logs the timelines, here and in the control run, of
+// the calls whose verdicts differ from the control run's.
+func fxHostileDiffer(t *testing.T, control, got fxHostileChildRun) {
+	t.Helper()
+	calls := func(dir string) map[string]*trace.History {
+		hs, err := harness.ReadRun(filepath.Join(dir, harness.RunFile))
+		require.NoError(t, err)
+		byCall := map[string]*trace.History{}
+		for _, h := range hs {
+			byCall[h.Call] = h
+		}
+		return byCall
+	}
+	was, now := calls(control.Dir), calls(got.Dir)
+	for id, v := range got.Verdicts {
+		if control.Verdicts[id] != v && was[id] != nil && now[id] != nil {
+			liveLogTimelines(t, was[id], now[id])
+		}
+	}
+}
+
+// fxHostileChild runs one case of TestHostileAgents in a child process
+// and returns what it wrote and its peak RSS. The child's own assertions
+// (the hostile call's outcome, its checks, the heap) fail it, and so
+// this test, with its output.
+func fxHostileChild(t *testing.T, dir, name string) fxHostileChildRun {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	out, err := os.MkdirTemp(dir, name+"-")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestHostileAgents$/^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), hostileCaseEnv+"=1", hostileOutEnv+"="+out)
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child placing %s:\n%s", name, b)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "hostile_test.go:") {
+			t.Log(strings.TrimSpace(l))
+		}
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	require.True(t, ok, "no rusage on this platform")
+	run := fxHostileChildRun{peakRSS: ru.Maxrss << 10} // KiB on Linux
+	raw, err := os.ReadFile(filepath.Join(out, "verdicts.json"))
+	require.NoError(t, err, "child placing %s wrote no verdicts:\n%s", name, b)
+	require.NoError(t, json.Unmarshal(raw, &run.fxHostileVerdicts))
+	t.Logf("%s: peak RSS %d MiB", name, run.peakRSS>>20)
+	return run
+}
+
+// fxHostileInProcess is TestHostileAgents in a child process: each case
+// (the parent's -test.run picks one) placed in process, the other calls'
+// fingerprints written to hostileOutEnv's file.
+func fxHostileInProcess(t *testing.T) {
+	env := fxEnv(t)
+	careful := fxCareful(t)
+	// Tool requests of the in-process hostile agents, closed at the end.
+	client := &http.Client{Timeout: 5 * time.Second}
+	t.Cleanup(client.CloseIdleConnections)
+
+	const (
+		maxRun  = 20 * time.Second
+		maxHeap = 32 << 20
+	)
+	written := func(t *testing.T, s fxHostileSuite) {
+		v := fxHostileVerdicts{Dir: s.dir, Verdicts: map[string]string{}}
+		for _, c := range s.otherScores {
+			v.Verdicts[c.Call] = liveFingerprint(c)
+		}
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(os.Getenv(hostileOutEnv), "verdicts.json"), b, 0o644))
+	}
+	t.Run(hostileControl, func(t *testing.T) {
+		rt := fxNewRouter(t, careful)
+		s := fxRunHostile(t, env, rt, nil)
+		assert.Less(t, s.elapsed, maxRun, "the run ends in time")
+		written(t, s)
+	})
+	for _, hc := range fxHostileCases(env) {
 		t.Run(hc.name, func(t *testing.T) {
 			rt := fxNewRouter(t, careful)
 			c := fxHostileCase(t, hc.name, hc.extra)
@@ -480,6 +636,7 @@ func TestHostileAgents(t *testing.T) {
 			if hc.check != nil {
 				hc.check(t, s, rt)
 			}
+			written(t, s)
 		})
 	}
 }

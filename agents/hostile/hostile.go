@@ -42,7 +42,10 @@ const (
 	// TextFlood sends agent_speech text of 4 KiB a frame until the caller
 	// hangs up.
 	TextFlood Behaviour = "text-flood"
-	// ToolFlood sends Options.Requests tool requests from 8 workers.
+	// ToolFlood sends Options.Requests tool requests from 8 workers,
+	// stopping at the server's first answer that the call is over (410):
+	// the refusal after the end is what there is to see, thousands more
+	// would only load the machine every other call runs on.
 	ToolFlood Behaviour = "tool-flood"
 	// CrossCall sends requests into other calls: its own token on their
 	// paths and their tokens (Options.Peers) on its own path, then speaks
@@ -426,16 +429,25 @@ func (c *call) toolFlood() {
 	_ = c.speak("a1", native.PhaseStart, "")
 	_ = c.speak("a1", native.PhaseText, "Okay, updating order 5590.")
 	jobs := make(chan int)
+	over := make(chan struct{})
+	var once sync.Once
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for i := range jobs {
-				c.post(c.start.Tools.BaseURL, c.start.Tools.Token, "get_order", `{"order_number":"`+fmt.Sprintf("%04d", i%10000)+`"}`)
+				if c.post(c.start.Tools.BaseURL, c.start.Tools.Token, "get_order", `{"order_number":"`+fmt.Sprintf("%04d", i%10000)+`"}`) == http.StatusGone {
+					once.Do(func() { close(over) })
+				}
 			}
 		})
 	}
+feed:
 	for i := 0; i < c.a.opts.Requests && c.a.ctx.Err() == nil; i++ {
-		jobs <- i
+		select {
+		case jobs <- i:
+		case <-over:
+			break feed
+		}
 	}
 	close(jobs)
 	wg.Wait()
