@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -478,9 +479,11 @@ const maxHostileRSSGrowth = 100 << 20
 //
 // Each case, the control included, runs in a child process of its own,
 // so that its peak RSS is the kernel's count for that process alone
-// (rusage maxrss); the control is placed once and shared. Verdicts of the
-// careful agent on core are deterministic (TestDeterminismCore), so any
-// difference is the hostile call's doing.
+// (rusage maxrss); the control is placed once (twice: see below) and
+// shared. Verdicts of the careful agent on core are deterministic
+// (TestDeterminismCore) on a machine with CPU to spare, so any difference
+// is the hostile call's doing; on a machine so busy that the control
+// differs from itself they are not compared.
 func TestHostileAgents(t *testing.T) {
 	if os.Getenv(hostileCaseEnv) != "" {
 		fxHostileInProcess(t)
@@ -488,15 +491,25 @@ func TestHostileAgents(t *testing.T) {
 	}
 	dir := t.TempDir() // the control's results outlive its subtest
 	var control fxHostileChildRun
+	compare := true
 	ok := t.Run(hostileControl, func(t *testing.T) {
 		control = fxHostileChild(t, dir, hostileControl)
 		require.Len(t, control.Verdicts, 3)
+		// Placed twice: a machine on which the careful agent's verdicts
+		// differ between two identical runs is too busy for them to say
+		// anything of a hostile call (PERFORMANCE.md, "Per behaviour").
+		again := fxHostileChild(t, dir, hostileControl)
+		if !maps.Equal(control.Verdicts, again.Verdicts) {
+			compare = false
+			t.Logf("the control run differs from itself, verdicts not compared: this machine is too busy for the careful agent to be deterministic:\n%v\n%v", control.Verdicts, again.Verdicts)
+		}
+		control.peakRSS = max(control.peakRSS, again.peakRSS)
 	})
 	require.True(t, ok, "the control run failed")
 	for _, hc := range fxHostileCases(nil) {
 		t.Run(hc.name, func(t *testing.T) {
 			got := fxHostileChild(t, dir, hc.name)
-			if !assert.Equal(t, control.Verdicts, got.Verdicts, "every other call's outcome | verdicts | primary bucket, as in the control run") {
+			if compare && !assert.Equal(t, control.Verdicts, got.Verdicts, "every other call's outcome | verdicts | primary bucket, as in the control run") {
 				fxHostileDiffer(t, control, got)
 			}
 			assert.LessOrEqual(t, got.peakRSS, control.peakRSS+maxHostileRSSGrowth,
