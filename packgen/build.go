@@ -67,12 +67,12 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 		s.Expected.ShouldExecute = false
 		tests = fmt.Sprintf("the caller takes the %s back while the agent prepares it; nothing must change and the agent must say so", t.tool.Name)
 	case k.cat == scenarios.CatCorrection && k.field == "key":
-		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, I meant %s %s.", t.noun, g.say.value(t.key.arg, c.key)),
+		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, I meant %s %s.", t.noun, g.say.value(t.key, c.key)),
 			Slots: map[string]string{t.key.arg.Name: c.key}}
 		tests = fmt.Sprintf("%s %s corrected to the near miss %s %s; the write must reach %s only", t.noun, c.near, t.noun, c.key, c.key)
 	case k.cat == scenarios.CatCorrection:
 		v := t.byName(focus)
-		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, make the %s %s.", phrase(focus), g.say.value(v.arg, c.alt[focus])),
+		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, make the %s %s.", phrase(focus), g.say.value(v, c.alt[focus])),
 			Slots: map[string]string{focus: c.alt[focus]}}
 		tests = fmt.Sprintf("%s %s corrected to %s; the write must carry %s", focus, c.val[focus], c.alt[focus], c.alt[focus])
 	case k.cat == scenarios.CatInterruption && k.stage == "noise":
@@ -90,12 +90,12 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 		ch = &scenarios.StepSpec{ID: "interrupt", Do: "interrupt", Invalidates: ptr(true)}
 		if focus != "" {
 			v := t.byName(focus)
-			ch.Text = fmt.Sprintf("Wait, make the %s %s instead.", phrase(focus), g.say.value(v.arg, c.alt[focus]))
+			ch.Text = fmt.Sprintf("Wait, make the %s %s instead.", phrase(focus), g.say.value(v, c.alt[focus]))
 			ch.Slots = map[string]string{focus: c.alt[focus]}
 			tests = fmt.Sprintf("%s replaced by %s", focus, c.alt[focus])
 		} else {
 			ask = g.ask(t, c.near, said, c.val)
-			ch.Text = fmt.Sprintf("Wait, I meant %s %s instead.", t.noun, g.say.value(t.key.arg, c.key))
+			ch.Text = fmt.Sprintf("Wait, I meant %s %s instead.", t.noun, g.say.value(t.key, c.key))
 			ch.Slots = map[string]string{t.key.arg.Name: c.key}
 			tests = fmt.Sprintf("%s %s replaced by %s", t.noun, c.near, c.key)
 		}
@@ -119,7 +119,7 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 		scenarios.StepSpec{ID: "quiet", Do: "wait_quiet", On: &scenarios.TriggerSpec{Timeout: scenarios.Duration(quietBound)}},
 		scenarios.StepSpec{ID: "bye", Do: "hangup"})
 	s.Steps = steps
-	s.Records = g.records(t, c, s)
+	s.Records = g.records(t, c)
 	s.Description = fmt.Sprintf("%s: %s.", t.tool.Name, tests)
 	name := s.ID + ".yaml"
 	data := g.yaml(s, k)
@@ -192,7 +192,7 @@ func (g *gen) ask(t *target, key string, said []*valuer, val map[string]string) 
 		if rest != "" {
 			b.WriteString("the " + rest + " on ")
 		}
-		b.WriteString(t.noun + " " + g.say.value(t.key.arg, key) + ".")
+		b.WriteString(t.noun + " " + g.say.value(t.key, key) + ".")
 	} else {
 		if rest == "" {
 			rest = t.noun
@@ -204,9 +204,9 @@ func (g *gen) ask(t *target, key string, said []*valuer, val map[string]string) 
 		n := x.arg.Name
 		slots[n] = val[n]
 		if t.tool.Effect == "update" {
-			parts = append(parts, "the "+phrase(n)+" "+g.say.value(x.arg, val[n]))
+			parts = append(parts, "the "+phrase(n)+" "+g.say.value(x, val[n]))
 		} else {
-			parts = append(parts, "the "+phrase(n)+" is "+g.say.value(x.arg, val[n]))
+			parts = append(parts, "the "+phrase(n)+" is "+g.say.value(x, val[n]))
 		}
 	}
 	if len(parts) > 0 {
@@ -339,7 +339,7 @@ func faultTests(kind string) string {
 // records are the table's starting records: the record the caller means,
 // its near miss and a decoy, each holding other values than the caller
 // asks for. A create starts from the decoy alone.
-func (g *gen) records(t *target, c *cast, s *scenarios.Scenario) []scenarios.RecordSpec {
+func (g *gen) records(t *target, c *cast) []scenarios.RecordSpec {
 	fields := func() map[string]string {
 		f := map[string]string{}
 		for _, v := range t.values {
@@ -362,6 +362,26 @@ func (g *gen) records(t *target, c *cast, s *scenarios.Scenario) []scenarios.Rec
 			scenarios.RecordSpec{Table: t.tool.Table, Key: c.near, Fields: fields()})
 	}
 	out = append(out, scenarios.RecordSpec{Table: t.tool.Table, Key: c.decoy, Fields: fields()})
+	// A value that is another table's key (add_deposit's
+	// confirmation_code names a reservation) names a record that exists:
+	// the one asked for and the one corrected to.
+	have := map[[2]string]bool{}
+	for _, r := range out {
+		have[[2]string{r.Table, r.Key}] = true
+	}
+	for _, v := range t.values {
+		for _, other := range g.catalog {
+			if other.KeyArg != v.arg.Name || other.Table == t.tool.Table || other.Effect == "create" {
+				continue
+			}
+			for _, key := range []string{c.val[v.arg.Name], c.alt[v.arg.Name]} {
+				if !have[[2]string{other.Table, key}] {
+					have[[2]string{other.Table, key}] = true
+					out = append(out, scenarios.RecordSpec{Table: other.Table, Key: key, Fields: map[string]string{"status": "open"}})
+				}
+			}
+		}
+	}
 	return out
 }
 

@@ -191,24 +191,10 @@ func pickTargets(catalog []scenarios.Tool, names []string, day time.Time) ([]*ta
 // rank orders the arguments a caller corrects, most telling first:
 // dates, times, counts, amounts, choices, codes, names.
 func rank(v *valuer) int {
-	r := 0
-	switch {
-	case v.arg.Type == "date":
-		r = 0
-	case v.arg.Type == "time":
-		r = 1
-	case v.arg.Type == "integer":
-		r = 2
-	case v.arg.Type == "number":
-		r = 3
-	case len(v.arg.Enum) > 0 && !isBool(v.arg.Enum):
-		r = 4
-	case v.arg.Pattern != "":
-		r = 5
-	case len(v.arg.Enum) > 0:
+	order := map[string]int{"date": 0, "time": 1, "integer": 2, "number": 3, "money": 3, "enum": 4, "code": 5, "text": 6}
+	r := order[v.dim]
+	if isBool(v.arg.Enum) {
 		r = 8
-	default:
-		r = 6
 	}
 	if !v.arg.Required {
 		r += 10 // a required argument is said in every request anyway

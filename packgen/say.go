@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/spoken"
 	"github.com/callproof/callproof/toolimport"
 )
@@ -62,11 +61,14 @@ type sayer struct {
 	r     *rand.Rand
 }
 
-// value says v, the value of argument a.
-func (s sayer) value(a scenarios.Arg, v string) string {
+// value says v, a value of x's argument.
+func (s sayer) value(x *valuer, v string) string {
 	var forms []string
 	written := v
-	switch a.Type {
+	switch x.dim {
+	case "money":
+		written = "$" + v
+		forms = spoken.Money(v)
 	case "date":
 		t, err := time.Parse(time.DateOnly, v)
 		if err != nil {
@@ -91,14 +93,13 @@ func (s sayer) value(a scenarios.Arg, v string) string {
 		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 1000000 {
 			forms = []string{v, spoken.InWords(n, true)}
 		}
-	default:
-		switch {
-		case len(a.Enum) > 0:
-			written = strings.Join(words(v), " ")
-			forms = []string{written}
-		case reCodeChars.MatchString(v) && len(v) <= 12:
-			// A code is said character by character; four digits also in
-			// pairs, as people say them.
+	case "enum":
+		written = strings.Join(words(v), " ")
+		forms = []string{written}
+	case "code":
+		if reCodeChars.MatchString(v) && len(v) <= 12 {
+			// Said character by character; four digits also in pairs,
+			// as people say them.
 			forms = spoken.Code(v)[1:]
 		}
 	}

@@ -35,6 +35,26 @@ type valuer struct {
 	re   *regexp.Regexp // nil without a pattern
 	ast  *syntax.Regexp
 	base time.Time // the call's date
+	dim  string    // what the value is: date, time, integer, number, money, enum, code, text
+}
+
+// dimension classifies an argument by its type and pattern: a string
+// whose pattern accepts HH:MM times is a time (toolimport's rule), one
+// that accepts "45.50" and not "45.5" an amount of money.
+func dimension(a scenarios.Arg, re *regexp.Regexp) string {
+	switch {
+	case len(a.Enum) > 0:
+		return "enum"
+	case a.Type == "date", a.Type == "time", a.Type == "integer", a.Type == "number":
+		return a.Type
+	case a.Pattern != "" && toolimport.IsTimePattern(a.Pattern):
+		return "time"
+	case re != nil && re.MatchString("45.50") && re.MatchString("120.00") && !re.MatchString("45.5"):
+		return "money"
+	case re != nil:
+		return "code"
+	}
+	return "text"
 }
 
 func newValuer(tool string, a scenarios.Arg, callDate time.Time) (*valuer, error) {
@@ -50,6 +70,7 @@ func newValuer(tool string, a scenarios.Arg, callDate time.Time) (*valuer, error
 		}
 		v.re, v.ast = re, ast.Simplify()
 	}
+	v.dim = dimension(a, v.re)
 	return v, nil
 }
 
@@ -73,7 +94,7 @@ func (v *valuer) ok(s string) bool {
 	if v.re != nil && !v.re.MatchString(s) {
 		return false
 	}
-	switch v.arg.Type {
+	switch v.dim {
 	case "integer":
 		_, err := strconv.Atoi(s)
 		return err == nil
@@ -127,7 +148,9 @@ func (v *valuer) draw(r *rand.Rand) string {
 	if len(v.arg.Enum) > 0 {
 		return v.arg.Enum[r.IntN(len(v.arg.Enum))]
 	}
-	switch v.arg.Type {
+	switch v.dim {
+	case "money":
+		return fmt.Sprintf("%d.%s", 20+r.IntN(180), []string{"00", "50", "25", "75"}[r.IntN(4)])
 	case "date":
 		return v.base.AddDate(0, 0, 3+r.IntN(28)).Format(time.DateOnly)
 	case "time":
@@ -168,7 +191,16 @@ func (v *valuer) neighbours(r *rand.Rand, s string) []string {
 		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 		return out
 	}
-	switch v.arg.Type {
+	switch v.dim {
+	case "money":
+		if d, c, ok := strings.Cut(s, "."); ok {
+			n, _ := strconv.Atoi(d)
+			out = append(out, fmt.Sprintf("%d.%s", n+10, c), fmt.Sprintf("%d.%s", n+1, c))
+			if n > 10 {
+				out = append(out, fmt.Sprintf("%d.%s", n-10, c))
+			}
+			return out
+		}
 	case "date":
 		d, _ := time.Parse(time.DateOnly, s)
 		for _, n := range []int{1, 2, -1, 7} {

@@ -60,8 +60,8 @@ var (
 	hhmmNo  = []string{"0930", "9:30:00", "2026-12-01"}
 )
 
-// isTimePattern says whether a pattern describes HH:MM times.
-func isTimePattern(p string) bool {
+// IsTimePattern says whether a pattern describes HH:MM times.
+func IsTimePattern(p string) bool {
 	re, err := regexp.Compile(p)
 	if err != nil {
 		return false
@@ -166,7 +166,7 @@ func (r resolver) arg(name string, raw any, required bool) (scenarios.Arg, error
 		switch {
 		case s.str("format") == "date":
 			a.Type = trace.ArgDate
-		case pattern != "" && isTimePattern(pattern):
+		case pattern != "" && IsTimePattern(pattern):
 			a.Type = trace.ArgTime
 		default:
 			a.Type = trace.ArgString
