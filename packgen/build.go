@@ -21,6 +21,9 @@ const (
 	releaseWait = 2 * time.Second
 	quietBound  = 12 * time.Second
 	greetWait   = 2 * time.Second
+	// prepFallback: the prep stage's challenge this long after the
+	// caller's words when the agent sends no tool_intent.
+	prepFallback = 1500 * time.Millisecond
 )
 
 // Caller lines that carry no value (the compact cases' phrasing).
@@ -273,7 +276,7 @@ func (g *gen) staged(t *target, k kind, ch scenarios.StepSpec) (pre, challenge, 
 		// More of the request's turn: its onset goes out before the
 		// request's final.
 	case "prep":
-		ch.On = &scenarios.TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: ms(1500)}
+		ch.On = &scenarios.TriggerSpec{Event: string(trace.KindAgentToolIntent), Fallback: scenarios.Duration(prepFallback)}
 		ch.Required = true
 	case "flight":
 		pre = []scenarios.StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &scenarios.Match{Tool: t.tool.Name}, Max: scenarios.Duration(holdMax)}}
