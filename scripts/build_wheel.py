@@ -4,7 +4,9 @@
 Each wheel holds the static ``callproof`` binary for one platform, cross-compiled
 with ``CGO_ENABLED=0 GOOS=… GOARCH=…``, in ``callproof-V.data/scripts/`` (pip
 installs it beside the environment's console scripts, so it is on the PATH),
-and the small Python package python/callproof (``python -m callproof``).
+and the small Python package python/callproof (``python -m callproof``, and
+the pytest plugin ``callproof.pytest_plugin``, declared as a ``pytest11``
+entry point).
 
 Version: the ``Version`` constant of cmd/callproof/version.go, mapped to
 PEP 440 by :func:`pep440` (docs/CLI.md, "Version").
@@ -39,6 +41,8 @@ VERSION_GO = ROOT / "cmd" / "callproof" / "version.go"
 PACKAGE = ROOT / "python" / "callproof"
 DESCRIPTION = ROOT / "python" / "README.md"
 NAME = "callproof"
+# pytest loads the plugin of every installed distribution that declares one.
+ENTRY_POINTS = "[pytest11]\ncallproof = callproof.pytest_plugin\n"
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,7 @@ def write_wheel(path: Path, version: str, plat: Platform, binary: bytes) -> None
     files.append((f"{data_dir}/scripts/{NAME}", binary, 0o755))
     files.append((f"{info_dir}/METADATA", metadata_text(version).encode(), 0o644))
     files.append((f"{info_dir}/WHEEL", wheel_text(plat).encode(), 0o644))
+    files.append((f"{info_dir}/entry_points.txt", ENTRY_POINTS.encode(), 0o644))
     record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data, _ in files)
     files.append((f"{info_dir}/RECORD", (record + f"{info_dir}/RECORD,,\n").encode(), 0o644))
 

@@ -35,5 +35,7 @@ timeout 600 "$venv/bin/python" -m pip install --quiet --disable-pip-version-chec
 	--require-hashes --only-binary=:all: -r "$req"
 timeout 600 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
 	--require-hashes --only-binary=:all: --no-deps -r "$pipecat"
+timeout 600 "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-input \
+	--require-hashes --only-binary=:all: -d "$venv/wheelhouse" -r "$req"
 echo "$want" >"$stamp"
 "$venv/bin/python" -m pytest --version

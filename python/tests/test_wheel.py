@@ -1,8 +1,7 @@
 """The wheels `make wheel` builds (scripts/build_wheel.py) install and run.
 
-The wheels are built once per session into a temporary directory (the Go
-build cache makes a rebuild cheap). This machine's wheel is installed with
-pip, offline, into a fresh virtual environment, which then runs
+The wheels are built once per session (conftest.py). This machine's wheel
+is installed with pip, offline, into a fresh virtual environment, which runs
 `callproof version`, `python -m callproof version` and `callproof demo`;
 every wheel is checked by its tags, its RECORD and its binary's header.
 """
@@ -11,10 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
-import os
-import platform
 import re
 import shutil
 import struct
@@ -22,55 +18,17 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from types import ModuleType
+from typing import Callable
 
+import build_wheel as bw  # conftest.py loads scripts/build_wheel.py as this module
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_wheel", ROOT / "scripts" / "build_wheel.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["build_wheel"] = mod  # dataclasses resolve the module by name
-    spec.loader.exec_module(mod)
-    return mod
-
-
-bw = _load_builder()
 
 # What each platform's binary must be: (ELF e_machine) or Mach-O cputype.
 EM_X86_64, EM_AARCH64 = 62, 183
 CPU_TYPE_ARM64 = 0x0100000C
 MACHO_MAGIC_64 = 0xFEEDFACF
-
-
-def _host_platform() -> str:
-    machine = platform.machine().lower()
-    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
-    name = f"{sys.platform}-{arch}"
-    assert name in bw.PLATFORMS, f"no wheel is built for this machine ({sys.platform} {machine})"
-    return name
-
-
-@pytest.fixture(scope="session")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_wheel.py"), "--out", str(out)], capture_output=True, text=True, timeout=1200)
-    assert proc.returncode == 0, proc.stderr
-    built = {Path(line) for line in proc.stdout.split()}
-    assert built == set(out.glob("*.whl")), "it prints every wheel it wrote"
-    version = bw.pep440(bw.go_version())
-    return {name: out / bw.wheel_name(version, plat) for name, plat in bw.PLATFORMS.items()}
-
-
-def _offline_env(extra_path: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
-    env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    if extra_path:
-        env["PATH"] = extra_path + os.pathsep + "/usr/bin:/bin"
-    return env
 
 
 def test_pep440_mapping() -> None:
@@ -141,7 +99,8 @@ def test_every_wheel_has_its_tags_record_and_binary(wheels: dict[str, Path]) -> 
             meta = z.read(info + "METADATA").decode()
             assert f"\nVersion: {version}\n" in meta
             assert "flite" in meta and "pocketsphinx" in meta, "the description says what audio wires need"
-            assert {"callproof/__init__.py", "callproof/__main__.py", "callproof/py.typed"} <= set(z.namelist())
+            assert {"callproof/__init__.py", "callproof/__main__.py", "callproof/py.typed", "callproof/pytest_plugin.py", "callproof/scores.py"} <= set(z.namelist())
+            assert z.read(info + "entry_points.txt").decode() == "[pytest11]\ncallproof = callproof.pytest_plugin\n", "pytest finds the plugin"
             entry = z.getinfo(f"callproof-{version}.data/scripts/callproof")
             assert (entry.external_attr >> 16) & 0o777 == 0o755
             binary = z.read(entry)
@@ -163,15 +122,15 @@ def test_the_same_binary_gives_the_same_wheel(tmp_path: Path) -> None:
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_wheel_installs_offline_and_runs_demo(wheels: dict[str, Path], tmp_path: Path) -> None:
+def test_wheel_installs_offline_and_runs_demo(host_wheel: Path, offline_env: Callable[..., dict[str, str]], tmp_path: Path) -> None:
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300, env=_offline_env())
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300, env=offline_env())
     bindir = venv / "bin"
     py = bindir / "python"
-    pip = subprocess.run([str(py), "-m", "pip", "install", "--no-index", "--quiet", str(wheels[_host_platform()])], capture_output=True, text=True, timeout=300, env=_offline_env())
+    pip = subprocess.run([str(py), "-m", "pip", "install", "--no-index", "--quiet", str(host_wheel)], capture_output=True, text=True, timeout=300, env=offline_env())
     assert pip.returncode == 0, pip.stderr
 
-    env = _offline_env(str(bindir))
+    env = offline_env(str(bindir))
     assert shutil.which("callproof", path=env["PATH"]) == str(bindir / "callproof"), "the binary is on the environment's PATH"
     want = bw.go_version() + "\n"
     assert subprocess.run(["callproof", "version"], capture_output=True, text=True, env=env, timeout=60, check=True).stdout == want
