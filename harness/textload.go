@@ -70,7 +70,8 @@ type TextLoadResult struct {
 	CPUPerCall      time.Duration `json:"cpu_per_call"`
 	PeakRSSBytes    int64         `json:"peak_rss_bytes"`
 	RSSPerCallBytes int64         `json:"rss_per_call_bytes"`
-	Errors          []string      `json:"errors,omitempty"` // harness errors other than overload, the first few
+	Errors          []string      `json:"errors,omitempty"`       // harness errors other than overload, the first few
+	AgentErrors     []string      `json:"agent_errors,omitempty"` // agent errors' reasons, the first few
 	// Verdicts is each scenario's usual verdicts (verdictKey), for a
 	// later run's Against.
 	Verdicts map[string]string `json:"verdicts"`
@@ -161,6 +162,9 @@ func RunTextLoad(ctx context.Context, o TextLoadOptions) (TextLoadResult, error)
 	for _, s := range scores {
 		if s.Outcome == trace.OutcomeHarnessError && !strings.HasPrefix(s.Reason, ReasonOverloaded+":") && len(out.Errors) < 5 {
 			out.Errors = append(out.Errors, s.Call+": "+s.Reason)
+		}
+		if s.Outcome == trace.OutcomeAgentError && len(out.AgentErrors) < 5 {
+			out.AgentErrors = append(out.AgentErrors, s.Call+": "+s.Reason)
 		}
 	}
 	out.Scored, out.Usual, out.Differing = usualVerdicts(scores)

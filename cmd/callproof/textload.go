@@ -224,6 +224,9 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "harness error: %s\n", e)
 	}
+	for _, e := range r.AgentErrors {
+		fmt.Fprintf(w, "agent error: %s\n", e)
+	}
 }
 
 // startCareful runs `callproof agent careful` on a loopback port in a
