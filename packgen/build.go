@@ -75,7 +75,7 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 		tests = fmt.Sprintf("%s %s corrected to the near miss %s %s; the write must reach %s only", t.noun, c.near, t.noun, c.key, c.key)
 	case k.cat == scenarios.CatCorrection:
 		v := t.byName(focus)
-		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, make the %s %s.", phrase(focus), g.say.value(v, c.alt[focus])),
+		ch = &scenarios.StepSpec{ID: "correct", Do: "correct", Text: fmt.Sprintf("Sorry, make the %s %s.", phrase(focus), g.say.counted(v, c.alt[focus])),
 			Slots: map[string]string{focus: c.alt[focus]}}
 		tests = fmt.Sprintf("%s %s corrected to %s; the write must carry %s", focus, c.val[focus], c.alt[focus], c.alt[focus])
 	case k.cat == scenarios.CatInterruption && k.stage == "noise":
@@ -93,7 +93,7 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 		ch = &scenarios.StepSpec{ID: "interrupt", Do: "interrupt", Invalidates: ptr(true)}
 		if focus != "" {
 			v := t.byName(focus)
-			ch.Text = fmt.Sprintf("Wait, make the %s %s instead.", phrase(focus), g.say.value(v, c.alt[focus]))
+			ch.Text = fmt.Sprintf("Wait, make the %s %s instead.", phrase(focus), g.say.counted(v, c.alt[focus]))
 			ch.Slots = map[string]string{focus: c.alt[focus]}
 			tests = fmt.Sprintf("%s replaced by %s", focus, c.alt[focus])
 		} else {
@@ -207,9 +207,9 @@ func (g *gen) ask(t *target, key string, said []*valuer, val map[string]string) 
 		n := x.arg.Name
 		slots[n] = val[n]
 		if t.tool.Effect == "update" {
-			parts = append(parts, "the "+phrase(n)+" "+g.say.value(x, val[n]))
+			parts = append(parts, "the "+phrase(n)+" "+g.say.counted(x, val[n]))
 		} else {
-			parts = append(parts, "the "+phrase(n)+" is "+g.say.value(x, val[n]))
+			parts = append(parts, "the "+phrase(n)+" is "+g.say.counted(x, val[n]))
 		}
 	}
 	if len(parts) > 0 {

@@ -3,10 +3,12 @@ package packgen
 import (
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/spoken"
 	"github.com/callproof/callproof/toolimport"
 )
@@ -107,6 +109,29 @@ func (s sayer) value(x *valuer, v string) string {
 		return written
 	}
 	return forms[s.r.IntN(len(forms))]
+}
+
+// peopleWords mark a count of people in an argument's name or
+// description: such a count is said with its noun, "four people", as
+// callers say it.
+var peopleWords = []string{"party", "guest", "guests", "people", "person", "persons", "passenger", "passengers",
+	"attendee", "attendees", "diner", "diners", "adults", "travellers", "travelers"}
+
+func countsPeople(a scenarios.Arg) bool {
+	for _, w := range append(words(a.Name), strings.Fields(strings.ToLower(a.Description))...) {
+		if slices.Contains(peopleWords, strings.Trim(w, ".,;:()")) {
+			return true
+		}
+	}
+	return false
+}
+
+// counted says v, with "people" after a count of people.
+func (s sayer) counted(x *valuer, v string) string {
+	if x.dim == "integer" && countsPeople(x.arg) {
+		return s.value(x, v) + " people"
+	}
+	return s.value(x, v)
 }
 
 func hasMonth(f string) bool {
