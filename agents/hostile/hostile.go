@@ -1,7 +1,8 @@
 // Package hostile holds misbehaving test agents: each speaks the native
 // protocol well enough to get a call going, then attacks the harness in
 // one way (a stalled tool request body, huge frames, a text or tool
-// request flood, requests into other calls), or in all of them at once
+// request flood, requests into other calls, a header flood, terminal
+// control text, a frame that does not decode), or in all of them at once
 // (Worst), staying under each limit so the call lasts. They serve the
 // harness's robustness tests and `callproof agent hostile`; they never
 // import scenarios, like any agent under test.
@@ -60,6 +61,9 @@ const (
 	// as Options.End says, with the junk in the hangup reason, the
 	// transfer target or the WebSocket close reason.
 	TerminalText Behaviour = "terminal-text"
+	// Garbage answers, then sends a state whose version is a number no
+	// integer holds (1e400): a frame that is JSON but does not decode.
+	Garbage Behaviour = "garbage"
 	// Worst floods huge frames, text, unknown messages and tool requests
 	// at once, each just under its default limit, for as long as the call
 	// lasts.
@@ -68,7 +72,7 @@ const (
 
 // Behaviours lists every behaviour.
 func Behaviours() []Behaviour {
-	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, HeaderFlood, TerminalText, Worst}
+	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, HeaderFlood, TerminalText, Garbage, Worst}
 }
 
 // The default limits Worst stays under (callsim's and mockbackend's
@@ -200,6 +204,11 @@ func (a *Agent) Serve(ws *websocket.Conn, start native.Start) {
 		c.headerFlood()
 	case TerminalText:
 		c.terminalText()
+	case Garbage:
+		if c.firstFinal() {
+			c.say("a1", "Okay, updating order 5590.")
+			_ = c.sendRaw([]byte(`{"event":"state","state":{"version":1e400,"slots":{"order_number":"5590"}}}`))
+		}
 	case Worst:
 		c.worst()
 	}

@@ -79,6 +79,15 @@ func TestViolations(t *testing.T) {
 		{"invalid JSON", websocket.TextMessage, `{"event":`, callsim.ErrGarbageFrame},
 		{"not an object", websocket.TextMessage, `[1,2]`, callsim.ErrGarbageFrame},
 		{"binary", websocket.BinaryMessage, `{}`, callsim.ErrGarbageFrame},
+		// Fields that do not decode as their types (docs/PROTOCOL.md,
+		// garbage frame): numbers that do not fit, numbers where strings go.
+		{"version with a fraction", websocket.TextMessage, `{"event":"state","state":{"version":1.5,"slots":{}}}`, callsim.ErrGarbageFrame},
+		{"version over 64 bits", websocket.TextMessage, `{"event":"state","state":{"version":18446744073709551616,"slots":{}}}`, callsim.ErrGarbageFrame},
+		{"1e400", websocket.TextMessage, `{"event":"state","state":{"version":1e400,"slots":{}}}`, callsim.ErrGarbageFrame},
+		{"number slot", websocket.TextMessage, `{"event":"state","state":{"version":1,"slots":{"order_number":5590}}}`, callsim.ErrGarbageFrame},
+		{"object pending", websocket.TextMessage, `{"event":"state","state":{"version":1,"slots":{},"pending":{}}}`, callsim.ErrGarbageFrame},
+		{"number tool arg", websocket.TextMessage, `{"event":"tool_intent","toolIntent":{"tool":"update_order","args":{"quantity":2}}}`, callsim.ErrGarbageFrame},
+		{"number clear id", websocket.TextMessage, `{"event":"clear","clear":{"id":7}}`, callsim.ErrGarbageFrame},
 		{"oversized", websocket.TextMessage, `{"event":"x","pad":"` + strings.Repeat("y", 2048) + `"}`, callsim.ErrOversizedFrame},
 	}
 	for _, tc := range cases {
