@@ -17,8 +17,11 @@ export CALLPROOF_INTEROP_REQUIRED=1
 suites=(
 	"openai-agents twilio sdk ./agents/realtime/ ^TestInteropOpenAIAgentsTwilio$"
 	"openai-agents twilio cli ./cmd/callproof/ ^TestRunTwilioOpenAIAgent$"
-	"pipecat twilio cli ./cmd/callproof/ ^TestRunTwilioPipecatBot$"
-	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$"
+	"openai-agents twilio mcp-barge-in ./cmd/callproof/ ^TestOpenAIAgentBargeInDuringTool$"
+	"pipecat twilio cli ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^[^m]"
+	"pipecat twilio mcp ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^mcp-tools$"
+	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^m]"
+	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"

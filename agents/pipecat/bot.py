@@ -23,9 +23,11 @@ posts to the tools URL and bearer token of the call (toolsBaseUrl,
 toolsToken). Over Twilio they arrive in the start's customParameters,
 which Pipecat's runner hands the bot as the call's body; over the eval
 wire, in an RTVI client-message "start" the bot reads in its
-on_client_message handler.
+on_client_message handler. With --tools mcp the bot has no tool code:
+Pipecat's own MCPClient takes the call's tools from its MCP URL
+(toolsMcpUrl) with the same token.
 
-    python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption]
+    python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption] [--tools mcp]
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from pipecat.runner.utils import create_transport, parse_telephony_websocket
 from pipecat.transcriptions.language import Language
 from pipecat.serializers.twilio import TwilioFrameSerializer
 from pipecat.services.llm_service import FunctionCallParams
+from pipecat.services.mcp_service import MCPClient, StreamableHttpParameters
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.services.settings import STTSettings, TTSSettings
 from pipecat.services.stt_service import SegmentedSTTService
@@ -214,6 +217,21 @@ def tool_handler(call: dict):
     return handler
 
 
+async def mcp_tools(call: dict, llm: OpenAILLMService, context: LLMContext, cancel: bool) -> None:
+    """Takes the call's tools from its MCP endpoint with Pipecat's
+    MCPClient and offers them, with end_call, to the model. Each is
+    registered explicitly only to set cancel_on_interruption (the schemas
+    carry their handlers, which Pipecat would register by itself)."""
+    client = MCPClient(server_params=StreamableHttpParameters(
+        url=call["toolsMcpUrl"], headers={"Authorization": f"Bearer {call['toolsToken']}"},
+    ))
+    tools = await client.tools()
+    for schema in tools.standard_tools:
+        llm.register_function(schema.name, schema.handler, cancel_on_interruption=cancel)
+    context.set_tools(ToolsSchema(standard_tools=[*tools.standard_tools, END_CALL]))
+    logger.info(f"MCP tools: {[s.name for s in tools.standard_tools]}")
+
+
 async def run_bot(websocket: WebSocket, args) -> None:
     try:
         transport_type, call_data = await parse_telephony_websocket(websocket)
@@ -247,16 +265,20 @@ async def run_bot(websocket: WebSocket, args) -> None:
         base_url=args.llm_url,
         settings=OpenAILLMService.Settings(model="fake"),
     )
-    llm.register_function(
-        "update_order",
-        tool_handler(call),
-        cancel_on_interruption=args.cancel_on_interruption,
-    )
     llm.register_function("end_call", end_call)
     context = LLMContext(
         messages=[{"role": "system", "content": "You change orders with update_order."}],
-        tools=ToolsSchema(standard_tools=[UPDATE_ORDER, END_CALL]),
+        tools=ToolsSchema(standard_tools=[END_CALL]),
     )
+    if args.tools == "http":
+        llm.register_function(
+            "update_order",
+            tool_handler(call),
+            cancel_on_interruption=args.cancel_on_interruption,
+        )
+        context.set_tools(ToolsSchema(standard_tools=[UPDATE_ORDER, END_CALL]))
+    elif transport_type != "eval":
+        await mcp_tools(call, llm, context, args.cancel_on_interruption)
     aggregators = LLMContextAggregatorPair(
         context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
     )
@@ -279,6 +301,8 @@ async def run_bot(websocket: WebSocket, args) -> None:
     async def on_client_message(rtvi, message):
         if message.type == "start" and isinstance(message.data, dict):
             call.update(message.data)
+            if args.tools == "mcp":
+                await mcp_tools(call, llm, context, args.cancel_on_interruption)
 
     @transport.event_handler("on_client_disconnected")
     async def on_client_disconnected(transport, client):
@@ -294,6 +318,8 @@ def main() -> None:
     p.add_argument("--llm-url", required=True, help="the OpenAI-compatible server's /v1 URL")
     p.add_argument("--no-cancel-on-interruption", dest="cancel_on_interruption", action="store_false",
                    help="register update_order with cancel_on_interruption=False")
+    p.add_argument("--tools", choices=["http", "mcp"], default="http",
+                   help="http: update_order posts to toolsBaseUrl; mcp: Pipecat's MCPClient at toolsMcpUrl")
     p.add_argument("--voice", default="kal16", help="flite's voice")
     args = p.parse_args()
     DECODERS.put(DECODERS.get())  # the first call finds one loaded

@@ -70,9 +70,12 @@ def landed(messages: list[dict]) -> bool:
 
 def succeeded(tool_message: dict) -> bool:
     """A tool result the backend answered with ok (not Pipecat's note that
-    the call was cancelled or failed)."""
+    the call was cancelled or failed). Over MCP the result is the answer's
+    text, which Pipecat encodes once more: a JSON string holding it."""
     try:
         result = json.loads(tool_message.get("content") or "")
+        if isinstance(result, str):
+            result = json.loads(result)
     except (TypeError, ValueError):
         return False
     return isinstance(result, dict) and result.get("ok") is True

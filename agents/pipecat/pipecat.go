@@ -64,13 +64,14 @@ func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Pr
 
 // StartBot starts bot.py with its model at llmURL; its URL is its Twilio
 // Media Streams endpoint (ws://…/ws). cancel is update_order's
-// cancel_on_interruption (Pipecat's default is true).
-func StartBot(ctx context.Context, python, root, llmURL string, cancel bool) (*Process, error) {
+// cancel_on_interruption (Pipecat's default is true); flags are more of
+// bot.py's (e.g. "--tools", "mcp").
+func StartBot(ctx context.Context, python, root, llmURL string, cancel bool, flags ...string) (*Process, error) {
 	args := []string{"-W", "ignore::DeprecationWarning", "bot.py", "--llm-url", llmURL}
 	if !cancel {
 		args = append(args, "--no-cancel-on-interruption")
 	}
-	return start(ctx, python, root, args...)
+	return start(ctx, python, root, append(args, flags...)...)
 }
 
 // start runs python with args in agents/pipecat and waits, until ctx ends,

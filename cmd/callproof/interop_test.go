@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,22 +37,7 @@ const placements = 4
 // in both. Skipped in -short mode, and without node (a failure under
 // `make test` and `make interop`: interop.Missing); see docs/INTEROP.md.
 func TestRunTwilioOpenAIAgent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("places real-time audio calls against a Node agent")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		interop.Missing(t, "node not found: agents/openai-twilio needs Node 20+")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	if err := realtime.InstallNodeAgents(ctx, root); err != nil {
-		t.Fatal(err)
-	}
+	ctx, node, root := openAIAgentSetup(t, 15*time.Minute)
 	speech := t.TempDir() // the caller's words (--speech-cache) and the fake's replies
 	scores := map[string]map[string]scorer.CallScore{}
 	for _, tools := range []string{"http", "mcp"} {
@@ -69,18 +55,51 @@ func TestRunTwilioOpenAIAgent(t *testing.T) {
 			continue
 		}
 		t.Logf("interop openai-agents twilio %s: http %s, mcp %s", id, axesLine(h), axesLine(m))
-		// The sixth axis is what pocketsphinx heard of the same words, which
-		// may differ from one placement to the next; the five others and the
-		// primary bucket (when the sixth agrees) must not.
-		for i := range 5 {
-			if h.Axes[i].Verdict != m.Axes[i].Verdict {
-				t.Errorf("%s: %s: http %s, mcp %s", id, h.Axes[i].Axis, h.Axes[i].Verdict, m.Axes[i].Verdict)
-			}
-		}
-		if h.Axes[5].Verdict == m.Axes[5].Verdict && h.Primary != m.Primary {
-			t.Errorf("%s: primary bucket: http %q, mcp %q", id, h.Primary, m.Primary)
+		sameVerdicts(t, id, h, m)
+	}
+}
+
+// sameVerdicts checks that a call scores alike in the HTTP (h) and MCP
+// (m) configurations of an agent. The sixth axis is what a recognizer
+// heard of the same words, which may differ from one placement to the
+// next; the five others and the primary bucket (when the sixth agrees)
+// must not.
+func sameVerdicts(t *testing.T, call string, h, m scorer.CallScore) {
+	t.Helper()
+	for i := range 5 {
+		if h.Axes[i].Verdict != m.Axes[i].Verdict {
+			t.Errorf("%s: %s: http %s, mcp %s", call, h.Axes[i].Axis, h.Axes[i].Verdict, m.Axes[i].Verdict)
 		}
 	}
+	if h.Axes[5].Verdict == m.Axes[5].Verdict && h.Primary != m.Primary {
+		t.Errorf("%s: primary bucket: http %q, mcp %q", call, h.Primary, m.Primary)
+	}
+}
+
+// openAIAgentSetup prepares a test of agents/openai-twilio: it skips in
+// -short mode, fails when node is missing under make test and make
+// interop (interop.Missing), installs the agent's packages, and returns a
+// context bounding the test by limit, the node binary and the
+// repository's root.
+func openAIAgentSetup(t *testing.T, limit time.Duration) (context.Context, string, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("places real-time audio calls against a Node agent")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		interop.Missing(t, "node not found: agents/openai-twilio needs Node 20+")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	if err := realtime.InstallNodeAgents(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, node, root
 }
 
 // axesLine is a call's six verdicts and its primary bucket, for the log.
@@ -97,40 +116,10 @@ func axesLine(s scorer.CallScore) string {
 // configuration and returns each call's score.
 func runOpenAIAgent(ctx context.Context, t *testing.T, node, root, speech, tools string) map[string]scorer.CallScore {
 	suite := filepath.Join(root, "agents", "realtime", "testdata", "openai-twilio")
-	synth, err := audio.NewSynth(audio.DefaultVoice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := realtime.OrderDesk(ctx, &audio.Cache{Dir: speech, Synth: synth}, 1.25)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := realtime.NewServer(script)
-	defer fake.Close()
-	sctx, scancel := context.WithTimeout(ctx, time.Minute)
-	defer scancel()
-	agent, err := realtime.StartNodeAgent(sctx, node, root, fake.URL(), "--tools", tools)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = agent.Stop() }()
-
+	fake, agent := startOrderDesk(ctx, t, node, root, speech, tools)
 	out := filepath.Join(t.TempDir(), "out")
 	cli := func(args ...string) (int, string, string) { return fxCLI(t, args...) }
-	code, stdout, stderr := cli("run", "--transport", "twilio", "--agent", agent.URL, "--suite", suite, "--out", out,
-		"--concurrency", "1", "--speech-cache", speech, "--record")
-	// A call the machine could not keep in real time is a harness error
-	// (exit 3): place it again, as the CLI says.
-	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
-		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
-		code, stdout, stderr = cli("run", "--resume", out, "--concurrency", "1", "--speech-cache", speech, "--record")
-	}
-	if code == exitBroken {
-		skipIfBehind(t, out, stderr)
-	}
-	if code != exitOK {
-		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nagent log:\n%s", code, stdout, stderr, agent.Log())
-	}
+	stdout := placeOpenAI(t, agent, out, speech, "--suite", suite, "--record")
 	t.Logf("the run's table:\n%s", stdout)
 	for _, id := range []string{"oa-slow-update", "oa-stop-over-confirmation"} {
 		if _, err := os.Stat(filepath.Join(out, harness.RecordingsDir, id+".wav")); err != nil {
@@ -198,6 +187,57 @@ func runOpenAIAgent(ctx context.Context, t *testing.T, node, root, speech, tools
 		}
 	}
 	return scores
+}
+
+// startOrderDesk starts the fake Realtime model scripted by
+// realtime.OrderDesk and the OpenAI agent on it in one tools
+// configuration; both stop when the test ends.
+func startOrderDesk(ctx context.Context, t *testing.T, node, root, speech, tools string) (*realtime.Server, *realtime.NodeAgent) {
+	t.Helper()
+	synth, err := audio.NewSynth(audio.DefaultVoice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := realtime.OrderDesk(ctx, &audio.Cache{Dir: speech, Synth: synth}, 1.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := realtime.NewServer(script)
+	t.Cleanup(fake.Close)
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	defer scancel()
+	agent, err := realtime.StartNodeAgent(sctx, node, root, fake.URL(), "--tools", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = agent.Stop() })
+	return fake, agent
+}
+
+// placeOpenAI runs `callproof run --transport twilio` on agent into out
+// with more flags, placing again (--resume) the calls the machine could
+// not keep in real time (a harness error, exit 3), and skips the test
+// when they still fall behind; it returns the run's table.
+func placeOpenAI(t *testing.T, agent *realtime.NodeAgent, out, speech string, more ...string) string {
+	t.Helper()
+	args := append([]string{"run", "--transport", "twilio", "--agent", agent.URL, "--out", out,
+		"--concurrency", "1", "--speech-cache", speech}, more...)
+	resume := []string{"run", "--resume", out, "--concurrency", "1", "--speech-cache", speech}
+	if slices.Contains(more, "--record") {
+		resume = append(resume, "--record")
+	}
+	code, stdout, stderr := fxCLI(t, args...)
+	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
+		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
+		code, stdout, stderr = fxCLI(t, resume...)
+	}
+	if code == exitBroken {
+		skipIfBehind(t, out, stderr)
+	}
+	if code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nagent log:\n%s", code, stdout, stderr, agent.Log())
+	}
+	return stdout
 }
 
 // checkFake: on each connection (one per call placed) the SDK answered

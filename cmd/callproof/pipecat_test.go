@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim/pipecateval"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scorer"
 )
 
 // TestRunTwilioPipecatBot is `callproof run --transport twilio` against a
@@ -27,11 +30,60 @@ import (
 func TestRunTwilioPipecatBot(t *testing.T) {
 	ctx, python, root := pipecatVenv(t)
 	speech := t.TempDir()
-	for _, tc := range pipecatCases(root, `agent closed the stream \(normal closure\)`) {
+	cases := pipecatCases(root, `agent closed the stream \(normal closure\)`)
+	scores := map[string]scorer.CallScore{}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			runPipecat(ctx, t, python, root, speech, tc)
+			scores[tc.name] = runPipecat(ctx, t, python, root, speech, tc)
 		})
 	}
+	t.Run("mcp-tools", func(t *testing.T) {
+		comparePipecatMCP(ctx, t, python, root, speech, "twilio", cases, scores)
+	})
+}
+
+// comparePipecatMCP runs the bot's MCP configuration (--tools mcp:
+// Pipecat's MCPClient on the call's MCP endpoint, no tool code) on each
+// call of cases that uses a catalogue tool, with the same expectations,
+// and checks that each call scores as in the HTTP configuration: the five
+// axes decided by the ledger and the timeline, and the primary bucket
+// when the sixth agrees (over Twilio it is what pocketsphinx heard). An
+// HTTP score missing from http (its subtest not run) is made here.
+func comparePipecatMCP(ctx context.Context, t *testing.T, python, root, speech, wire string, cases []pipecatCase, http map[string]scorer.CallScore) {
+	for _, tc := range cases {
+		if tc.hangUp {
+			continue // the same call as "confirms": only end_call, not a catalogue tool, differs
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			h, ok := http[tc.name]
+			if !ok {
+				h = runPipecat(ctx, t, python, root, speech, tc)
+			}
+			mc := tc
+			mc.tools = "mcp"
+			mc.show = append(slices.Clone(tc.show), pipecatMCPNotes[tc.name]...)
+			if len(pipecatMCPNotes[tc.name]) == 0 {
+				mc.absent = append(slices.Clone(tc.absent), `mcp: `) // nothing but calls reached the endpoint
+			}
+			m := runPipecat(ctx, t, python, root, speech, mc)
+			if t.Failed() || len(h.Axes) == 0 || len(m.Axes) == 0 {
+				return
+			}
+			t.Logf("interop pipecat %s mcp %s: http %s, mcp %s", wire, tc.call, axesLine(h), axesLine(m))
+			sameVerdicts(t, tc.call, h, m)
+		})
+	}
+}
+
+// pipecatMCPNotes is what the MCP endpoint notes of Pipecat's MCPClient
+// on a barge-in (measured; docs/INTEROP.md, "Tools over MCP"): with
+// cancel_on_interruption Pipecat cancels the handler's task, and the MCP
+// SDK under it (mcp 2.3.0, protocol 2025-11-25) sends
+// notifications/cancelled for the call, so it is withdrawn as over HTTP.
+// Without it (and in the calls without a barge-in) nothing but the call
+// reaches the endpoint.
+var pipecatMCPNotes = map[string][]string{
+	"cancel-on-interruption": {`harness\.note +mcp: notifications/cancelled for request \d+ \("caller cancelled"\)`},
 }
 
 // pipecatCases are the bot's configurations and calls with the verdicts
@@ -67,6 +119,7 @@ func pipecatCases(root, hangUp string) []pipecatCase {
 type pipecatCase struct {
 	name           string
 	transport      string   // --transport; "" is twilio
+	tools          string   // bot.py's --tools; "" is http
 	cancel, hangUp bool     // cancel_on_interruption; the fake ends the call
 	suite          []string // run's flags naming the scenario
 	call           string
@@ -91,8 +144,9 @@ func slowLedger() []string {
 }
 
 // runPipecat starts the fake and the bot as tc says, places tc's call
-// over Twilio, and checks the run's table and `callproof show`.
-func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, tc pipecatCase) {
+// over Twilio, checks the run's table and `callproof show`, and returns
+// the call's score.
+func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, tc pipecatCase) scorer.CallScore {
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer scancel()
 	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
@@ -107,7 +161,11 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		t.Fatal(err)
 	}
 	defer func() { _, _ = fake.Stop() }()
-	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, tc.cancel)
+	var flags []string
+	if tc.tools != "" {
+		flags = []string{"--tools", tc.tools}
+	}
+	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, tc.cancel, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +207,10 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if code != exitOK {
 		t.Fatalf("show: exit %d: %s", code, stderr)
 	}
+	if tc.tools != "" {
+		// What the tools saw, for the log: the ledger and the MCP endpoint's notes.
+		t.Logf("show %s (%s tools):\n%s", tc.call, tc.tools, strings.Join(regexp.MustCompile(`(?m)^.*(tool\.|mcp: ).*$`).FindAllString(timeline, -1), "\n"))
+	}
 	log, _ := os.ReadFile(fakeLog)
 	for _, re := range tc.show {
 		if !regexp.MustCompile(re).MatchString(timeline) {
@@ -166,6 +228,23 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if _, err := bot.Stop(); err != nil {
 		t.Errorf("bot: %v\n%s", err, bot.Log())
 	}
+	return loadScore(t, out, tc.call)
+}
+
+// loadScore scores call's history in the results directory out.
+func loadScore(t *testing.T, out, call string) scorer.CallScore {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range saved.Histories {
+		if h.Call == call {
+			return scorer.Score(h)
+		}
+	}
+	t.Fatalf("no history of %s in %s", call, out)
+	return scorer.CallScore{}
 }
 
 // TestRunEvalPipecatBot is `callproof run --transport pipecat-eval`
@@ -191,13 +270,19 @@ func TestRunEvalPipecatBot(t *testing.T) {
 		"cancel-on-interruption":    {`llm-function-call-stopped.*"cancelled": true`},
 		"no-cancel-on-interruption": {`llm-function-call-stopped.*"cancelled": false`},
 	}
-	for _, tc := range pipecatCases(root, regexp.QuoteMeta(pipecateval.ReasonClosedCleanly)) {
+	cases := pipecatCases(root, regexp.QuoteMeta(pipecateval.ReasonClosedCleanly))
+	scores := map[string]scorer.CallScore{}
+	for i, tc := range cases {
 		tc.show = append(tc.show, more[tc.name]...)
 		tc.transport = transportPipecatEval
+		cases[i] = tc
 		t.Run(tc.name, func(t *testing.T) {
-			runPipecat(ctx, t, python, root, "", tc)
+			scores[tc.name] = runPipecat(ctx, t, python, root, "", tc)
 		})
 	}
+	t.Run("mcp-tools", func(t *testing.T) {
+		comparePipecatMCP(ctx, t, python, root, "", "eval", cases, scores)
+	})
 }
 
 // pipecatVenv installs the venv agents/pipecat runs in and returns a

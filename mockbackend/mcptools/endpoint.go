@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/callproof/callproof/mockbackend"
+	"github.com/callproof/callproof/trace"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -81,6 +84,7 @@ type stream struct {
 	cut    context.CancelFunc // ends the SDK's wait for the answer
 	cutted bool
 	done   chan struct{} // closed once the SDK has let go of the stream
+	tools  []string      // the tool calls it carries, while they run
 }
 
 func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +95,11 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// read their answers any more.
 		e.withdraw(r.Header.Get(sessionHeader))
 	case http.MethodPost:
-		if r.Header.Get(sessionHeader) == "" && initializes(r) {
+		method, params := peek(r)
+		if method == "notifications/cancelled" {
+			e.note("notifications/cancelled for request %s", params)
+		}
+		if r.Header.Get(sessionHeader) == "" && method == "initialize" {
 			// It opens a session: count it before it does.
 			if !e.reserve() {
 				http.Error(w, "too many MCP sessions on this call", http.StatusServiceUnavailable)
@@ -99,7 +107,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			defer func() { e.opened(w.Header().Get(sessionHeader)) }()
 		}
-		ctx, cut := context.WithCancel(r.Context())
+		client := r.Context()
+		ctx, cut := context.WithCancel(client)
 		defer cut()
 		st := &stream{remote: r.RemoteAddr, cut: cut, done: make(chan struct{})}
 		e.mu.Lock()
@@ -112,8 +121,15 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			e.mu.Lock()
 			delete(e.streams, tag)
-			cutted := st.cutted
+			cutted, tools := st.cutted, st.tools
 			e.mu.Unlock()
+			if client.Err() != nil && !cutted {
+				// The client closed the stream before its answers (alone,
+				// not a cancellation: the call runs on).
+				for _, name := range tools {
+					e.note("the stream of tools/call %s closed before its answer", name)
+				}
+			}
 			close(st.done)
 			if cutted {
 				// The answer is not sent: close the connection under it.
@@ -124,22 +140,41 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.h.ServeHTTP(w, r)
 }
 
-// initializes reports whether a POST is an initialize request, the one
-// that opens a session. It reads the body (at most MaxMessageBytes, the
-// SDK's own bound) and puts it back.
-func initializes(r *http.Request) bool {
+// peek reads the method of a POST's JSON-RPC message ("" for a batch or
+// anything else) and, for notifications/cancelled, the request it names
+// and why. It reads the body (at most MaxMessageBytes, the SDK's own
+// bound) and puts it back.
+func peek(r *http.Request) (method, cancelled string) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 	r.Body = struct {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
 	if err != nil {
-		return false
+		return "", ""
 	}
 	var msg struct {
 		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		} `json:"params"`
 	}
-	return json.Unmarshal(b, &msg) == nil && msg.Method == "initialize"
+	if json.Unmarshal(b, &msg) != nil {
+		return "", ""
+	}
+	cancelled = string(msg.Params.RequestID)
+	if msg.Params.Reason != "" {
+		cancelled += " (" + strconv.Quote(msg.Params.Reason) + ")"
+	}
+	return msg.Method, cancelled
+}
+
+// note records what arrived at the endpoint that bears on a tool call's
+// fate (a cancellation, a closed stream, an ended session) in the call's
+// history, so a timeline shows what the client really did.
+func (e *endpoint) note(format string, args ...any) {
+	e.c.Recorder().Record(trace.SourceBackend, trace.KindNote, &trace.Note{Text: "mcp: " + fmt.Sprintf(format, args...)})
 }
 
 // reserve counts a request that may open a session; false past the bound.
@@ -172,6 +207,9 @@ func (e *endpoint) withdraw(session string) {
 	delete(e.sessions, session)
 	delete(e.open, session)
 	e.mu.Unlock()
+	if len(calls) > 0 {
+		e.note("session ended (DELETE) with %d tool call(s) in flight", len(calls))
+	}
 	for _, cancel := range calls {
 		cancel()
 	}
@@ -210,10 +248,21 @@ func (e *endpoint) callTool(name string, consequential bool) mcp.ToolHandler {
 			tag = req.Extra.Header.Get(streamHeader)
 		}
 		e.mu.Lock()
-		if st := e.streams[tag]; st != nil {
+		st := e.streams[tag]
+		if st != nil {
 			tr.Remote = st.remote
+			st.tools = append(st.tools, name)
 		}
 		e.mu.Unlock()
+		if st != nil {
+			defer func() {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				if i := slices.Index(st.tools, name); i >= 0 {
+					st.tools = slices.Delete(st.tools, i, i+1)
+				}
+			}()
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if req.Session != nil {

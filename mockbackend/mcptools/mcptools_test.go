@@ -162,6 +162,17 @@ func (f *fixture) events(kind trace.Kind) []trace.Event {
 
 func (f *fixture) commits() int { return len(f.events(trace.KindToolCommitted)) }
 
+// notes are the endpoint's notes in the call's history ("mcp: …").
+func (f *fixture) notes() []string {
+	var out []string
+	for _, e := range f.events(trace.KindNote) {
+		if n := e.Data.(*trace.Note).Text; strings.HasPrefix(n, "mcp: ") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 func text(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	require.Len(t, res.Content, 1)
@@ -327,6 +338,9 @@ func TestCancelledNotificationWithdraws(t *testing.T) {
 	require.Error(t, a.err)
 	f.waitKind(trace.KindToolCancelled, 1)
 	require.Equal(t, "client gave up", f.events(trace.KindToolCancelled)[0].Data.(*trace.ToolEvent).Reason)
+	// The Go client sends the notification (and closes the call's
+	// stream, which the history notes when it comes first).
+	require.Regexp(t, `(?m)^mcp: notifications/cancelled for request \d+`, strings.Join(f.notes(), "\n"))
 	require.NoError(t, f.call.Release("h")) // the hold has ended: a no-op
 	require.Zero(t, f.commits())
 	// The key is free again: a retry executes.
@@ -357,6 +371,7 @@ func TestSessionDeleteWithdraws(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode)
 	f.waitKind(trace.KindToolCancelled, 1)
 	require.Zero(t, f.commits())
+	require.Equal(t, []string{"mcp: session ended (DELETE) with 1 tool call(s) in flight"}, f.notes())
 	cancel()
 	recv(t, ch)
 }
@@ -525,6 +540,8 @@ func TestClosedStreamLeavesTheCallRunning(t *testing.T) {
 	require.NoError(t, f.call.Release("h"))
 	f.waitKind(trace.KindToolCommitted, 1)
 	require.Empty(t, f.events(trace.KindToolCancelled))
+	// The history says what the client did.
+	require.Equal(t, []string{"mcp: the stream of tools/call update_order closed before its answer"}, f.notes())
 }
 
 // The documented limits: arguments are bounded like an HTTP body (413,
