@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/callproof/callproof/trace"
 )
 
 // Flaw names one failure mode of the engine. Each can be switched on alone.
@@ -80,6 +82,7 @@ const (
 	DefaultToolTimeout  = 4 * time.Second
 	DefaultRetryBackoff = 200 * time.Millisecond
 	DefaultPollEvery    = 150 * time.Millisecond
+	DefaultConfirm      = 600 * time.Millisecond
 	DefaultMaxRetries   = 2  // careful: retries after the first try
 	DefaultMaxPolls     = 40 // careful: reads while a 202 settles
 )
@@ -100,8 +103,18 @@ type Config struct {
 	ToolTimeout  time.Duration // client timeout per tool request
 	RetryBackoff time.Duration // careful: pause before a retry
 	PollEvery    time.Duration // careful: read interval while a 202 settles
-	MaxRetries   int
-	MaxPolls     int
+	// Confirm is how long the generic careful agent waits after its
+	// read-back for the caller to answer before it acts.
+	Confirm    time.Duration
+	MaxRetries int
+	MaxPolls   int
+
+	// Generic reads every call through its catalogue (generic.go), even
+	// the order desk's; without it, a catalogue that is not the order
+	// desk's is read so anyway.
+	Generic bool
+	// Catalogue is the tools a call uses when its start carries none.
+	Catalogue []trace.ToolSpec
 
 	// Audio, when set, serves the agent in audio mode: a Twilio Media
 	// Streams bot (twilio.go), or with Audio.Wire WireWebRTC a WebRTC bot
@@ -175,6 +188,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ToolTimeout, DefaultToolTimeout)
 	def(&c.RetryBackoff, DefaultRetryBackoff)
 	def(&c.PollEvery, DefaultPollEvery)
+	def(&c.Confirm, DefaultConfirm)
 	if c.MaxRetries <= 0 {
 		c.MaxRetries = DefaultMaxRetries
 	}

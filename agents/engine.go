@@ -28,6 +28,11 @@ type job struct {
 	// gate: a worker waiting to send a consequential write until the
 	// caller's turn settles (nil: none waiting).
 	gate chan bool
+	// readBack is the utterance reading the call back; waitBack holds the
+	// call until the caller has heard it out and had the chance to answer
+	// (the generic careful agent, confirmFirst).
+	readBack *utterance
+	waitBack bool
 }
 
 type utterance struct {
@@ -64,6 +69,7 @@ type engine struct {
 	callDate, timeZone string
 	tools              *toolClient
 	catalog            []trace.ToolSpec
+	dom                domain
 
 	// Versioned slot state: version rises on every change.
 	version int
@@ -86,6 +92,8 @@ type engine struct {
 	job      *job
 	prepStop func() bool
 	orig     map[string]map[string]string // record fields before the first write
+	created  map[string]trace.ToolSpec    // records this call created: key → the create
+	pending  map[string]bool              // records a write was accepted for, never seen landed
 	touched  map[string]map[string]bool   // fields this call's writes may have changed
 
 	// Speech.
@@ -103,6 +111,8 @@ func newEngine(cfg Config, client *http.Client, s *session) *engine {
 		slots:      map[string]string{},
 		callerOpen: map[string]bool{},
 		orig:       map[string]map[string]string{},
+		created:    map[string]trace.ToolSpec{},
+		pending:    map[string]bool{},
 		touched:    map[string]map[string]bool{},
 	}
 }
@@ -174,11 +184,10 @@ func (e *engine) frame(m native.Message) bool {
 			e.bargeIn(false)
 		}
 	case m.Event == native.EventDTMF && m.DTMF != nil:
-		// Keypad entry: the digits (without the # or * that end them) are
-		// an order number, as if the caller had said "order 5590".
+		// Keypad entry: the digits without the # or * that end them.
 		digits := strings.Trim(m.DTMF.Digits, "#*")
 		if digits != "" {
-			e.hear("order " + digits)
+			e.hear(e.dom.dtmf(digits))
 			e.startEOT()
 		}
 	}
@@ -198,11 +207,20 @@ func (e *engine) start(st *native.Start) {
 	e.cfg.ToolTimeout = sc(e.base.ToolTimeout)
 	e.cfg.RetryBackoff = sc(e.base.RetryBackoff)
 	e.cfg.PollEvery = sc(e.base.PollEvery)
+	e.cfg.Confirm = sc(e.base.Confirm)
 	e.callID = st.CallID
 	e.callDate, e.timeZone = st.CallDate, st.TimeZone
 	e.catalog = append([]trace.ToolSpec(nil), st.Tools.Catalog...)
 	if len(e.catalog) == 0 {
+		e.catalog = append(e.catalog, e.cfg.Catalogue...)
+	}
+	if len(e.catalog) == 0 {
 		e.catalog = defaultCatalog()
+	}
+	if e.cfg.Generic || !isOrderCatalog(e.catalog) {
+		e.dom = newGenericDomain(e.catalog, st.CallDate, st.TimeZone)
+	} else {
+		e.dom = orderDomain{catalog: e.catalog}
 	}
 	e.tools = &toolClient{http: e.client, clock: e.cfg.Clock, baseURL: st.Tools.BaseURL, token: st.Tools.Token, timeout: e.cfg.ToolTimeout}
 	e.s.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: scale, Agent: e.cfg.Name}})
@@ -214,7 +232,7 @@ func (e *engine) start(st *native.Start) {
 // hear applies one final to the slot state; a change bumps the version,
 // is self-reported and invalidates work built from the old version.
 func (e *engine) hear(text string) {
-	h := parse(text)
+	h := e.dom.understand(text, e.action)
 	changed := false
 	if h.negate && !e.has(IgnoresNegation) {
 		if e.execute {
@@ -329,6 +347,13 @@ func (e *engine) timer(ev timerEvent) {
 		if e.speaking != nil && e.nextUtt == ev.id {
 			e.word()
 		}
+	case timerConfirm:
+		if j := e.job; j != nil && j.plan.id == ev.id && j.waitBack {
+			j.waitBack = false
+			if j.state == jobHeld && j.plan.version == e.version && e.settled() {
+				e.launch(j)
+			}
+		}
 	}
 }
 
@@ -352,6 +377,10 @@ func (e *engine) decide() {
 			return // its prepare timer or its worker will come back here
 		}
 		if j.plan.version == e.version {
+			if e.readBackOpen(j) {
+				return // the caller answers once it is heard out
+			}
+			j.waitBack = false
 			e.launch(j)
 			return
 		}
@@ -360,52 +389,29 @@ func (e *engine) decide() {
 	if e.version == e.handled || e.action == "" {
 		return
 	}
-	order := e.slots[slotOrder]
+	key := e.slots[e.dom.keyArg(e.action)]
 	if !e.execute {
 		e.handled = e.version
-		if !e.has(KeepsSentCalls) && len(e.touched) > 0 {
+		if !e.has(KeepsSentCalls) && len(e.touched)+len(e.created) > 0 {
 			e.nextJob++
 			e.launch(&job{plan: e.newPlan(e.nextJob, true, "", nil)})
 			return
 		}
-		e.say(sayNothingChanged(order), true)
-		return
-	}
-	if order == "" {
-		e.handled = e.version
-		e.say(askOrder, false)
+		e.say(e.dom.nothingChanged(e.action, key), true)
 		return
 	}
 	args := e.argsFor(e.action)
-	if e.action == toolUpdate && len(args) < 2 {
+	if q := e.dom.ask(e.action, args); q != "" {
 		e.handled = e.version
-		e.say(askChange(order), false)
+		e.say(q, false)
 		return
 	}
 	e.prepare(args)
 }
 
-// argsFor builds a tool's arguments from the slots, keeping only those the
-// catalogue declares.
-func (e *engine) argsFor(tool string) map[string]string {
-	names := []string{slotOrder}
-	if tool == toolUpdate {
-		names = append(names, slotDate, slotQuantity)
-	}
-	spec, known := trace.Catalog(e.catalog, tool)
-	args := map[string]string{}
-	for _, n := range names {
-		v := e.slots[n]
-		if v == "" {
-			continue
-		}
-		if known && !declares(spec, n) {
-			continue
-		}
-		args[n] = v
-	}
-	return args
-}
+// argsFor builds a tool's arguments from the slots (the domain keeps only
+// those the catalogue declares).
+func (e *engine) argsFor(tool string) map[string]string { return e.dom.argsFor(tool, e.slots) }
 
 func declares(spec trace.ToolSpec, arg string) bool {
 	for _, a := range spec.Args {
@@ -421,8 +427,8 @@ func declares(spec trace.ToolSpec, arg string) bool {
 func (e *engine) prepare(args map[string]string) {
 	e.nextJob++
 	p := e.newPlan(e.nextJob, false, e.action, args)
-	e.job = &job{plan: p, state: jobPreparing}
-	e.say(sayReadBack(e.action, args), false)
+	e.job = &job{plan: p, state: jobPreparing, waitBack: e.confirmFirst()}
+	e.job.readBack = e.say(e.dom.readBack(e.action, args), false)
 	e.s.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: e.action, Args: copyMap(args)}})
 	e.prepStop = e.after(e.cfg.Prepare, timerPrepare, p.id)
 }
@@ -437,8 +443,8 @@ func (e *engine) prepared() {
 	case j.plan.version != e.version:
 		e.job = nil
 		e.decide()
-	case !e.settled():
-		j.state = jobHeld // decide launches it if the turn changes nothing
+	case !e.settled() || j.waitBack:
+		j.state = jobHeld // decide (or the read-back's end) launches it if the turn changes nothing
 	default:
 		e.launch(j)
 	}
@@ -450,7 +456,12 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 	if p.tool.Name == "" && tool != "" {
 		p.tool = builtinSpec(tool)
 	}
-	p.read, p.update = e.readTool(), e.updateTool()
+	ref := tool
+	if ref == "" {
+		ref = e.action // a negation puts back what the action in force wrote
+	}
+	p.key = e.dom.keyArg(ref)
+	p.read, p.update = e.dom.readTool(ref), e.dom.updateTool(ref)
 	if p.tool.Effect == trace.EffectCreate {
 		for _, t := range e.catalog {
 			if t.Effect == trace.EffectRead && t.Table == p.tool.Table && t.KeyArg != "" {
@@ -462,8 +473,21 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 	if !e.has(KeepsSentCalls) {
 		// Careful knows what it may have changed and what was there before,
 		// so a write overtaken by a correction can be put back.
-		order := args[slotOrder]
-		p.preRead = p.tool.Effect == trace.EffectUpdate && e.orig[order] == nil
+		order := args[p.key]
+		p.preRead = targets(p.tool) && e.orig[order] == nil
+		p.lookups = e.dom.lookups(tool, args)
+		for _, k := range trace.SortedKeys(e.created) {
+			// A withdrawal takes back every create; a corrected create
+			// takes back the ones it replaces.
+			if negate || p.tool.Name == e.created[k].Name {
+				u := e.dom.undoTool(e.created[k].Table)
+				p.undo = append(p.undo, undo{tool: u, key: k, args: e.dom.argsFor(u.Name, map[string]string{u.KeyArg: k})})
+			}
+		}
+		if e.confirmFirst() {
+			p.awaitLanding = copyBoolMap(e.pending)
+			p.reRead = true
+		}
 		p.restore = map[string]map[string]string{}
 		for o, fields := range e.touched {
 			for f := range fields {
@@ -477,21 +501,6 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 		}
 	}
 	return p
-}
-
-func (e *engine) readTool() trace.ToolSpec {
-	upd := e.updateTool()
-	for _, t := range e.catalog {
-		if t.Effect == trace.EffectRead && (upd.Table == "" || t.Table == upd.Table) {
-			return t
-		}
-	}
-	return trace.ToolSpec{}
-}
-
-func (e *engine) updateTool() trace.ToolSpec {
-	t, _ := trace.Catalog(e.catalog, toolUpdate)
-	return t
 }
 
 func (e *engine) launch(j *job) {
@@ -576,8 +585,21 @@ func (e *engine) done(id int, out outcome) {
 			e.touched[o][f] = true
 		}
 	}
+	for _, k := range out.created {
+		if !j.plan.negate && j.plan.tool.Table != "" && e.dom.undoTool(j.plan.tool.Table).Name != "" {
+			e.created[k] = j.plan.tool
+		}
+	}
+	for _, k := range out.undone {
+		delete(e.created, k)
+	}
+	for _, k := range out.accepted {
+		if out.kind != outDone || j.plan.negate {
+			e.pending[k] = true
+		}
+	}
 	for _, o := range out.clean {
-		if !(o == j.plan.args[slotOrder] && !j.plan.negate) {
+		if !(o == j.plan.args[j.plan.key] && !j.plan.negate) {
 			delete(e.touched, o)
 		}
 	}
@@ -587,10 +609,11 @@ func (e *engine) done(id int, out outcome) {
 		return
 	}
 	if j.plan.negate {
+		key := e.slots[e.dom.keyArg(e.action)]
 		if out.kind == outDone {
-			e.say(sayNothingChanged(e.slots[slotOrder]), true)
+			e.say(e.dom.nothingChanged(e.action, key), true)
 		} else {
-			e.say(sayUndoFailed(e.slots[slotOrder]), true)
+			e.say(e.dom.undoFailed(e.action, key), true)
 		}
 		return
 	}
@@ -614,27 +637,54 @@ func (e *engine) answerText(out outcome, stale bool, p plan) string {
 	if stale || values == nil {
 		action, values = e.action, e.argsFor(e.action)
 		if !e.execute {
-			return sayNothingChanged(values[slotOrder])
+			return e.dom.nothingChanged(action, values[e.dom.keyArg(action)])
 		}
 	}
+	key := values[e.dom.keyArg(action)]
 	switch out.kind {
 	case outDone:
 		if e.has(ConfirmsWrongValue) {
-			values = wrongValues(action, values)
+			values = e.dom.wrongValues(action, values)
 		}
-		return sayDone(action, values)
+		return e.dom.done(action, values)
 	case outUnconfirmed:
-		return sayUnconfirmed(values[slotOrder])
+		return e.dom.unconfirmed(action, key)
 	default:
-		return sayFailed(action, values[slotOrder])
+		return e.dom.failed(action, key)
 	}
 }
 
 // --- speech ---
 
-func (e *engine) say(text string, outcome bool) {
-	e.queue = append(e.queue, &utterance{words: strings.Fields(text), outcome: outcome})
+func (e *engine) say(text string, outcome bool) *utterance {
+	u := &utterance{words: strings.Fields(text), outcome: outcome}
+	e.queue = append(e.queue, u)
 	e.kick()
+	return u
+}
+
+// confirmFirst: the generic careful agent sends a consequential call only
+// once the caller has heard its read-back and could answer it.
+func (e *engine) confirmFirst() bool {
+	_, generic := e.dom.(*genericDomain)
+	return generic && !e.has(KeepsBuiltCalls)
+}
+
+// readBackOpen reports a job whose read-back is still being said or
+// waits to be.
+func (e *engine) readBackOpen(j *job) bool {
+	if j.readBack == nil {
+		return false
+	}
+	if e.speaking == j.readBack {
+		return true
+	}
+	for _, u := range e.queue {
+		if u == j.readBack {
+			return true
+		}
+	}
+	return false
 }
 
 // kick starts the next queued utterance, never over a speaking caller
@@ -669,6 +719,9 @@ func (e *engine) word() {
 	}
 	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseEnd, Text: strings.Join(u.words, " ")}})
 	e.speaking = nil
+	if j := e.job; j != nil && j.readBack == u && j.waitBack {
+		e.after(e.cfg.Confirm, timerConfirm, j.plan.id)
+	}
 	e.kick()
 }
 

@@ -46,6 +46,7 @@ const (
 	timerEOT timerKind = iota
 	timerPrepare
 	timerWord
+	timerConfirm // the caller's chance to answer a read-back is over
 )
 
 // session is one call: a reader and a writer goroutine around the engine,

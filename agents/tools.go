@@ -137,10 +137,17 @@ type plan struct {
 	negate  bool              // only restore touched records
 	tool    trace.ToolSpec    // the write (zero when negate)
 	args    map[string]string // its arguments
-	read    trace.ToolSpec    // read tool for the orders table (Name "" if none)
-	update  trace.ToolSpec    // update tool used to restore fields
-	created trace.ToolSpec    // read tool for the write's table when it creates records
-	preRead bool              // read the target before the first write to it
+	key     string            // the argument naming the record it acts on ("" for none)
+	lookups []lookup          // reads of the records its arguments name, before the write
+	undo    []undo            // records this call created that the negation takes back
+	// awaitLanding: records whose write was accepted (202) and not seen
+	// to land; restore waits for it before putting the record back.
+	awaitLanding map[string]bool
+	reRead       bool           // read the target again when the first read fails
+	read         trace.ToolSpec // read tool for the orders table (Name "" if none)
+	update       trace.ToolSpec // update tool used to restore fields
+	created      trace.ToolSpec // read tool for the write's table when it creates records
+	preRead      bool           // read the target before the first write to it
 	// restore: records earlier writes touched, with the value of each
 	// touched field before the agent's first write.
 	restore map[string]map[string]string
@@ -157,11 +164,21 @@ const (
 
 // outcome is what a worker reports back to the engine loop.
 type outcome struct {
-	kind    outcomeKind
-	values  map[string]string            // values to confirm; nil: the plan's
-	orig    map[string]map[string]string // pre-reads made: order -> fields
-	touched map[string][]string          // writes sent: order -> fields
-	clean   []string                     // orders verified back to their original values
+	kind     outcomeKind
+	values   map[string]string            // values to confirm; nil: the plan's
+	orig     map[string]map[string]string // pre-reads made: order -> fields
+	touched  map[string][]string          // writes sent: order -> fields
+	clean    []string                     // orders verified back to their original values
+	created  []string                     // keys of records the write created
+	undone   []string                     // keys of created records taken back
+	accepted []string                     // records a write was accepted for (202)
+}
+
+// undo takes back one record this call created: args for tool.
+type undo struct {
+	tool trace.ToolSpec
+	key  string
+	args map[string]string
 }
 
 // worker runs one plan: sequential code, cancelled by its context.
@@ -191,10 +208,21 @@ func (w *worker) run(ctx context.Context, p plan) outcome {
 		out.kind = outDone
 		return out
 	}
-	order := p.args[slotOrder]
+	order := p.args[p.key]
 	if p.preRead && p.read.Name != "" {
-		if rec, ok := w.read(ctx, p, order); ok {
+		rec, ok := w.read(ctx, p, order)
+		if !ok && p.reRead && ctx.Err() == nil {
+			rec, ok = w.read(ctx, p, order) // another record, or none: look again
+		}
+		if ok {
 			out.orig[order] = copyMap(rec.Fields)
+		}
+	}
+	for _, l := range p.lookups {
+		w.client.post(ctx, l.tool.Name, map[string]string{l.tool.KeyArg: l.key}, "", p.version)
+		if ctx.Err() != nil {
+			out.kind = outCancelled
+			return out
 		}
 	}
 	out.kind, out.values = w.commit(ctx, p, p.tool, p.args, idempotencyKey(p.callID, p.tool.Name, p.version), &out, true)
@@ -208,7 +236,10 @@ func (w *worker) restore(ctx context.Context, p plan, out *outcome) (outcomeKind
 	for _, order := range trace.SortedKeys(p.restore) {
 		want := map[string]string{}
 		for f, v := range p.restore[order] {
-			if !p.negate && order == p.args[slotOrder] && p.tool.Effect == trace.EffectUpdate {
+			if !declares(p.update, f) {
+				continue // no tool here puts it back
+			}
+			if !p.negate && order == p.args[p.key] && p.tool.Effect == trace.EffectUpdate {
 				if _, set := p.args[f]; set {
 					continue
 				}
@@ -219,13 +250,21 @@ func (w *worker) restore(ctx context.Context, p plan, out *outcome) (outcomeKind
 			continue
 		}
 		rec, ok := w.read(ctx, p, order)
+		// A write accepted (202) and not yet seen may still land: wait
+		// for it, bounded, so there is something to put back.
+		for i := 0; ok && p.awaitLanding[order] && i < w.cfg.MaxPolls && !differs(rec, want); i++ {
+			if !sleep(ctx, w.cfg.Clock, w.cfg.PollEvery) {
+				return outCancelled, false
+			}
+			rec, ok = w.read(ctx, p, order)
+		}
 		if !ok {
 			if ctx.Err() != nil {
 				return outCancelled, false
 			}
 			return outFailed, false
 		}
-		args := map[string]string{slotOrder: order}
+		args := map[string]string{keyName(p.update, p.key): order}
 		for f, v := range want {
 			if rec.Fields[f] != v {
 				args[f] = v
@@ -239,6 +278,13 @@ func (w *worker) restore(ctx context.Context, p plan, out *outcome) (outcomeKind
 		}
 		out.clean = append(out.clean, order)
 	}
+	for _, u := range p.undo {
+		key := idempotencyKey(p.callID, "undo:"+u.key, p.version)
+		if k, _ := w.commit(ctx, p, u.tool, u.args, key, out, false); k != outDone {
+			return k, false
+		}
+		out.undone = append(out.undone, u.key)
+	}
 	return outDone, true
 }
 
@@ -248,10 +294,11 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 	if w.has(UnkeyedRetries) {
 		key = ""
 	}
-	order := args[slotOrder]
+	kn := keyName(spec, p.key)
+	order := args[kn]
 	if spec.Effect == trace.EffectUpdate {
 		for f := range args {
-			if f != slotOrder {
+			if f != kn {
 				out.touched[order] = append(out.touched[order], f)
 			}
 		}
@@ -266,13 +313,19 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if res.kind == resCancelled {
 			return outCancelled, nil
 		}
+		if res.kind == resOK && spec.Effect == trace.EffectCreate && main {
+			out.created = append(out.created, res.record.Key)
+		}
+		if res.kind == resPending && targets(spec) {
+			out.accepted = append(out.accepted, order)
+		}
 		if res.kind == resOK || res.kind == resPending {
 			if main && !announced && res.kind == resPending {
 				announced = true
 				w.accepted(nil)
 			}
 			if w.has(TrustsToolResults) && res.kind == resOK {
-				return outDone, recordValues(spec, args, res.record)
+				return outDone, recordValues(spec, kn, args, res.record)
 			}
 			if res.kind == resPending {
 				return w.settle(ctx, p, spec, args)
@@ -287,10 +340,8 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 			return outFailed, nil
 		}
 		// Careful: did the write land before it broke?
-		if spec.Effect == trace.EffectUpdate {
-			if rec, ok := w.read(ctx, p, order); ok && holds(rec, args) {
-				return outDone, recordValues(spec, args, &rec)
-			}
+		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
+			return outDone, vals
 		}
 		if ctx.Err() != nil {
 			return outCancelled, nil
@@ -298,7 +349,7 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if !res.retryable() || try >= w.cfg.MaxRetries {
 			return outFailed, nil
 		}
-		if res.kind == resError && spec.Effect == trace.EffectUpdate && key != "" {
+		if res.kind == resError && targets(spec) && key != "" {
 			// A definite error answer, and the read shows nothing landed:
 			// the backend stored that answer under this key and would
 			// replay it, so the retry is a new request with a new key.
@@ -314,17 +365,19 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 
 // verify checks a 200 against the backend rather than the response.
 func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string, rec *trace.Record) (outcomeKind, map[string]string) {
+	kn := keyName(spec, p.key)
 	if spec.Effect == trace.EffectCreate {
-		if rec == nil || rec.Table != spec.Table || !holds(*rec, args) {
+		if rec == nil || rec.Table != spec.Table || !holds(*rec, spec, kn, args) {
 			return outUnconfirmed, nil
 		}
-		if p.created.Name == "" {
-			// No read tool for created records: the created record
-			// itself is the only evidence there is.
+		if p.created.Name == "" || !keyFits(p.created, rec.Key) {
+			// No read tool for created records (or none that takes the
+			// new key): the created record itself is the only evidence
+			// there is.
 			return outDone, copyMap(args)
 		}
 		res := w.client.post(ctx, p.created.Name, map[string]string{p.created.KeyArg: rec.Key}, "", p.version)
-		if res.kind == resOK && res.record.Key == rec.Key && holds(*res.record, args) {
+		if res.kind == resOK && res.record.Key == rec.Key && holds(*res.record, spec, kn, args) {
 			return outDone, copyMap(args)
 		}
 		if ctx.Err() != nil {
@@ -336,8 +389,8 @@ func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if i > 0 && !sleep(ctx, w.cfg.Clock, w.cfg.PollEvery) {
 			return outCancelled, nil
 		}
-		if got, ok := w.read(ctx, p, args[slotOrder]); ok && holds(got, args) {
-			return outDone, recordValues(spec, args, &got)
+		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
+			return outDone, vals
 		}
 		if ctx.Err() != nil {
 			return outCancelled, nil
@@ -346,17 +399,37 @@ func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args m
 	return outFailed, nil
 }
 
+// landed reads the record a write targets and reports whether the write
+// shows there (a deleted record shows as gone), with the values to confirm.
+func (w *worker) landed(ctx context.Context, p plan, spec trace.ToolSpec, kn string, args map[string]string) (bool, map[string]string) {
+	if !targets(spec) {
+		return false, nil
+	}
+	if spec.Effect == trace.EffectDelete {
+		if p.read.Name == "" {
+			return false, nil
+		}
+		res := w.client.post(ctx, p.read.Name, map[string]string{keyName(p.read, kn): args[kn]}, "", p.version)
+		return res.kind == resError && res.status == http.StatusNotFound, copyMap(args)
+	}
+	if got, ok := w.read(ctx, p, args[kn]); ok && holds(got, spec, kn, args) {
+		return true, recordValues(spec, kn, args, &got)
+	}
+	return false, nil
+}
+
 // settle polls after a 202 until the change shows, bounded.
 func (w *worker) settle(ctx context.Context, p plan, spec trace.ToolSpec, args map[string]string) (outcomeKind, map[string]string) {
-	if spec.Effect != trace.EffectUpdate || p.read.Name == "" {
+	if !targets(spec) || p.read.Name == "" {
 		return outUnconfirmed, nil
 	}
+	kn := keyName(spec, p.key)
 	for i := 0; i < w.cfg.MaxPolls; i++ {
 		if !sleep(ctx, w.cfg.Clock, w.cfg.PollEvery) {
 			return outCancelled, nil
 		}
-		if got, ok := w.read(ctx, p, args[slotOrder]); ok && holds(got, args) {
-			return outDone, recordValues(spec, args, &got)
+		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
+			return outDone, vals
 		}
 	}
 	if ctx.Err() != nil {
@@ -365,26 +438,68 @@ func (w *worker) settle(ctx context.Context, p plan, spec trace.ToolSpec, args m
 	return outUnconfirmed, nil
 }
 
-// read fetches one order, refusing a response that carries another record.
-func (w *worker) read(ctx context.Context, p plan, order string) (trace.Record, bool) {
+// read fetches one record of the write's table, refusing a response that
+// carries another record.
+func (w *worker) read(ctx context.Context, p plan, key string) (trace.Record, bool) {
 	if p.read.Name == "" {
 		return trace.Record{}, false
 	}
-	key := p.read.KeyArg
-	if key == "" {
-		key = slotOrder
-	}
-	res := w.client.post(ctx, p.read.Name, map[string]string{key: order}, "", p.version)
-	if res.kind != resOK || res.record.Key != order || (p.read.Table != "" && res.record.Table != p.read.Table) {
+	res := w.client.post(ctx, p.read.Name, map[string]string{keyName(p.read, p.key): key}, "", p.version)
+	if res.kind != resOK || res.record.Key != key || (p.read.Table != "" && res.record.Table != p.read.Table) {
 		return trace.Record{}, false
 	}
 	return res.record.Clone(), true
 }
 
-// holds reports whether rec carries every non-key argument value.
-func holds(rec trace.Record, args map[string]string) bool {
+// keyFits reports whether a read tool accepts key as its key argument.
+func keyFits(read trace.ToolSpec, key string) bool {
+	for _, a := range read.Args {
+		if a.Name == read.KeyArg {
+			return matches(a, key)
+		}
+	}
+	return true
+}
+
+// differs reports a record holding another value than want in some field.
+func differs(rec trace.Record, want map[string]string) bool {
+	for f, v := range want {
+		if rec.Fields[f] != v {
+			return true
+		}
+	}
+	return false
+}
+
+// targets reports a write to an existing record named by its key.
+func targets(spec trace.ToolSpec) bool {
+	switch spec.Effect {
+	case trace.EffectUpdate, trace.EffectCancel, trace.EffectDelete:
+		return true
+	}
+	return false
+}
+
+// keyName is the argument naming spec's record: its key_arg, else the
+// domain's (the order desk's order_number).
+func keyName(spec trace.ToolSpec, fallback string) string {
+	if spec.KeyArg != "" {
+		return spec.KeyArg
+	}
+	if fallback == "" {
+		return slotOrder
+	}
+	return fallback
+}
+
+// holds reports whether rec carries every non-key argument value (and, for
+// a cancel, its status).
+func holds(rec trace.Record, spec trace.ToolSpec, kn string, args map[string]string) bool {
+	if spec.Effect == trace.EffectCancel && spec.StatusField != "" && rec.Fields[spec.StatusField] != spec.StatusValue {
+		return false
+	}
 	for f, v := range args {
-		if f == slotOrder && rec.Key == v {
+		if f == kn && rec.Key == v {
 			continue
 		}
 		if rec.Fields[f] != v {
@@ -396,18 +511,20 @@ func holds(rec trace.Record, args map[string]string) bool {
 
 // recordValues reads the values to confirm from a record: the record's own
 // key and fields, wrong record or not.
-func recordValues(spec trace.ToolSpec, args map[string]string, rec *trace.Record) map[string]string {
+func recordValues(spec trace.ToolSpec, kn string, args map[string]string, rec *trace.Record) map[string]string {
 	if rec == nil {
 		return copyMap(args)
 	}
 	v := map[string]string{}
 	if spec.Effect == trace.EffectCreate {
-		v[slotOrder] = rec.Fields[slotOrder]
+		if _, ok := args[kn]; ok {
+			v[kn] = rec.Fields[kn]
+		}
 	} else {
-		v[slotOrder] = rec.Key
+		v[kn] = rec.Key
 	}
 	for f := range args {
-		if f != slotOrder {
+		if f != kn {
 			v[f] = rec.Fields[f]
 		}
 	}

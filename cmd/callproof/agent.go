@@ -13,6 +13,8 @@ import (
 
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/agents/hostile"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/trace"
 )
 
 // flawList collects repeated --with / --without flags.
@@ -22,7 +24,7 @@ func (f *flawList) String() string     { return strings.Join(*f, ",") }
 func (f *flawList) Set(v string) error { *f = append(*f, strings.Split(v, ",")...); return nil }
 
 func cmdAgent(args []string, stdout, stderr io.Writer) int {
-	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW]\n" +
+	head := "usage: callproof agent naive|careful [--listen ADDR] [--with FLAW] [--without FLAW] [--catalogue FILE] [--generic]\n" +
 		"                                      [--transport native|twilio|webrtc] [--speech-cache DIR] [--voice ENGINE/VOICE] [--no-transcript]\n" +
 		"                                      [--no-self-reports]\n\n" +
 		"Serves a reference agent over the native WebSocket protocol, with\n" +
@@ -32,7 +34,11 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 		"In audio (twilio, webrtc) its ear is a scripted fake that identifies the\n" +
 		"caller's utterances in the speech cache, so give it the caller's\n" +
 		"--speech-cache; GET /stats/ear on the same address returns what its ear\n" +
-		"heard in each finished call (the latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`.\nflaws:"
+		"heard in each finished call (the latest " + strconv.Itoa(agents.DefaultKeepEarStats) + "), for `callproof load --fidelity`.\n" +
+		"A call's tools come from its start frame; any catalogue but the built-in\n" +
+		"order desk's is read generically (values by argument type, the tool by its\n" +
+		"name and description). --catalogue gives the tools for calls whose start\n" +
+		"carries none and, like --generic, reads every call generically.\nflaws:"
 	for _, f := range agents.AllFlaws() {
 		head += " " + string(f)
 	}
@@ -45,6 +51,8 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	speechCache := c.String("speech-cache", "", "twilio, webrtc: the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
 	voice := c.String("voice", "", "twilio, webrtc: the agent's synthesized voice, engine/voice (default "+agents.DefaultAgentVoice+")")
 	noTranscript := c.Bool("no-transcript", false, "twilio, webrtc: do not send the agent's own words after each utterance (the harness then recognizes its audio)")
+	catalogue := c.String("catalogue", "", "a catalogue file (callproof init's form): the tools of calls whose start carries none; implies --generic")
+	generic := c.Bool("generic", false, "read every call through its catalogue, the order desk's too")
 	noSelfReports := c.Bool("no-self-reports", false, "webrtc: send no state, tool intents or ack on the data channel (as a Twilio bot cannot)")
 	if wantsHelp(args) {
 		return c.help()
@@ -84,6 +92,15 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 			}
 			cfg.Flaws[f] = set.on
 		}
+	}
+	cfg.Generic = *generic || *catalogue != ""
+	if *catalogue != "" {
+		tools, err := scenarios.LoadCatalogFile(*catalogue)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof agent: --catalogue: %v\n", err)
+			return exitUsage
+		}
+		cfg.Catalogue = toolSpecs(tools)
 	}
 	if *noSelfReports && *transport != "webrtc" {
 		fmt.Fprintln(stderr, "callproof agent: --no-self-reports is for --transport webrtc (a Twilio bot sends none anyway)")
@@ -137,6 +154,20 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	running.Close()
 	return exitOK
+}
+
+// toolSpecs turns a catalogue file's tools into the form start carries.
+func toolSpecs(tools []scenarios.Tool) []trace.ToolSpec {
+	out := make([]trace.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		s := trace.ToolSpec{Name: t.Name, Description: t.Description, Effect: trace.Effect(t.Effect), Table: t.Table,
+			KeyArg: t.KeyArg, Consequential: t.Consequential, StatusField: t.StatusField, StatusValue: t.StatusValue}
+		for _, a := range t.Args {
+			s.Args = append(s.Args, trace.ArgSpec{Name: a.Name, Type: a.Type, Required: a.Required, Enum: a.Enum, Pattern: a.Pattern, Description: a.Description})
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // cmdAgentHostile serves a misbehaving test agent (hidden: for measuring

@@ -1,0 +1,116 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scorer"
+)
+
+// genericScale runs the generic agent's packs ten times faster than real
+// time.
+const genericScale = 0.1
+
+// playPack plays every scenario of dir against the reference agent cfg
+// over the native protocol and returns the scores, in file order.
+func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult {
+	t.Helper()
+	_, cases, err := harness.LoadSuite(dir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	agent, err := agents.Start(ctx, cfg, "127.0.0.1:0")
+	require.NoError(t, err)
+	defer agent.Close()
+	env, err := harness.NewEnv(harness.EnvOptions{})
+	require.NoError(t, err)
+	defer env.Close()
+	r := env.Runner()
+	r.Concurrency, r.TimeScale, r.Suite, r.Agent = 4, genericScale, "generic", cfg.Name
+	out, err := r.Run(ctx, agent.URL, cases)
+	require.NoError(t, err)
+	return out
+}
+
+// failedAxes names the axes a call failed, with their first finding.
+func failedAxes(s scorer.CallScore) string {
+	var out []string
+	for _, a := range s.Axes {
+		if a.Verdict != scorer.Pass {
+			f := ""
+			if len(a.Findings) > 0 {
+				f = fmt.Sprintf(" (%v)", a.Findings[0])
+			}
+			out = append(out, string(a.Axis)+"="+string(a.Verdict)+f)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestGenericPacksExplore plays a pack named by GENERIC_PACK against both
+// generic agents and logs every verdict (a tool for reading failures).
+func TestGenericPacksExplore(t *testing.T) {
+	dir := os.Getenv("GENERIC_PACK")
+	if dir == "" {
+		t.Skip("set GENERIC_PACK=DIR to play a pack against the generic agents")
+	}
+	for _, name := range []string{"careful", "naive"} {
+		cfg, err := agents.Named(name)
+		require.NoError(t, err)
+		cfg.Generic = true
+		for _, c := range playPack(t, cfg, dir) {
+			s := c.Score
+			if dump := os.Getenv("GENERIC_DUMP"); dump != "" {
+				var b strings.Builder
+				for _, ev := range c.History.Events {
+					if strings.Contains(string(ev.Kind), "partial") || strings.Contains(string(ev.Kind), "text") {
+						continue
+					}
+					data, _ := json.Marshal(ev.Data)
+					fmt.Fprintf(&b, "%6dms %s %s\n", ev.At.Milliseconds(), ev.Kind, data)
+				}
+				_ = os.WriteFile(filepath.Join(dump, name+"-"+s.Scenario+".txt"), []byte(b.String()), 0o644)
+			}
+			t.Logf("%s %-45s %-8s integrity=%v %s %s", name, s.Scenario, s.Outcome, s.Integrity, s.Primary, failedAxes(s))
+		}
+	}
+}
+
+// TestGenericAgentOnFamilies: the generic careful agent, which knows no
+// phrase of the bookings or payments desks, passes every scenario of their
+// calibration packs that an agent can pass (cal-10's backend is down for
+// good), and the generic naive agent fails some of each.
+func TestGenericAgentOnFamilies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays two calibration packs")
+	}
+	impossible := map[string]bool{"cal-10-system-down": true}
+	for _, dir := range []string{"payments/calibration/scenarios", "../testdata/calibration/scenarios"} {
+		careful, naive := agents.Careful(), agents.Naive()
+		careful.Generic, naive.Generic = true, true
+		for _, c := range playPack(t, careful, dir) {
+			s := c.Score
+			if impossible[s.Scenario] {
+				continue
+			}
+			require.True(t, s.Integrity, "careful %s: %s %s %s", s.Scenario, s.Outcome, s.Primary, failedAxes(s))
+		}
+		failed := 0
+		for _, c := range playPack(t, naive, dir) {
+			if !c.Score.Integrity {
+				failed++
+			}
+		}
+		require.Positive(t, failed, "naive passed every scenario of %s", dir)
+	}
+}
