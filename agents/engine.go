@@ -485,7 +485,7 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 			}
 		}
 		if e.confirmFirst() {
-			p.awaitLanding = copyBoolMap(e.pending)
+			p.awaitLanding = copyMap(e.pending)
 			p.reRead = true
 		}
 		p.restore = map[string]map[string]string{}

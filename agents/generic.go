@@ -128,11 +128,3 @@ func isOrderCatalog(cat []trace.ToolSpec) bool {
 	}
 	return false
 }
-
-func copyBoolMap(m map[string]bool) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}

@@ -95,8 +95,8 @@ func wrongValues(action string, v map[string]string) map[string]string {
 	return out
 }
 
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
+func copyMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
 	for k, v := range m {
 		out[k] = v
 	}
