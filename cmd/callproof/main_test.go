@@ -173,6 +173,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"agent", "naive", "--listen", "127.0.0.1:0", "--with", "nosuchflaw"}, exitUsage},
 		{[]string{"agent", "nosuchagent", "--listen", "127.0.0.1:0"}, exitUsage},
 		{[]string{"agent"}, exitUsage},
+		{[]string{"agent", "careful", "--listen", "127.0.0.1:0", "--catalogue", "no/such/catalogue.yaml"}, exitUsage},
 		{[]string{"demo", "--nosuchflag"}, exitUsage},
 		{[]string{"run"}, exitUsage},
 		{[]string{"check"}, exitUsage},
