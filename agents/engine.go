@@ -372,6 +372,9 @@ func (e *engine) decide() {
 	}
 	e.kick()
 	if j := e.job; j != nil {
+		if !e.readBackOpen(j) {
+			j.waitBack = false // the caller has answered the read-back, or cut it short
+		}
 		if j.state != jobHeld {
 			e.openGate(j, j.plan.version == e.version)
 			return // its prepare timer or its worker will come back here
@@ -487,6 +490,7 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 		if e.confirmFirst() {
 			p.awaitLanding = copyMap(e.pending)
 			p.reRead = true
+			p.ledger = true
 		}
 		p.restore = map[string]map[string]string{}
 		for o, fields := range e.touched {

@@ -144,6 +144,7 @@ type plan struct {
 	// to land; restore waits for it before putting the record back.
 	awaitLanding map[string]bool
 	reRead       bool           // read the target again when the first read fails
+	ledger       bool           // after a failed create, ask the call's ledger whether it committed
 	read         trace.ToolSpec // read tool for the orders table (Name "" if none)
 	update       trace.ToolSpec // update tool used to restore fields
 	created      trace.ToolSpec // read tool for the write's table when it creates records
@@ -313,13 +314,17 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if res.kind == resCancelled {
 			return outCancelled, nil
 		}
-		if res.kind == resOK && spec.Effect == trace.EffectCreate && main {
+		// A create answered with another record than it asked for is as
+		// broken as no answer: whether it landed is checked below.
+		wrongMade := res.kind == resOK && spec.Effect == trace.EffectCreate && p.ledger &&
+			(res.record.Table != spec.Table || !holds(*res.record, spec, kn, args))
+		if res.kind == resOK && spec.Effect == trace.EffectCreate && main && !wrongMade {
 			out.created = append(out.created, res.record.Key)
 		}
 		if res.kind == resPending && targets(spec) {
 			out.accepted = append(out.accepted, order)
 		}
-		if res.kind == resOK || res.kind == resPending {
+		if (res.kind == resOK && !wrongMade) || res.kind == resPending {
 			if main && !announced && res.kind == resPending {
 				announced = true
 				w.accepted(nil)
@@ -343,13 +348,27 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
 			return outDone, vals
 		}
+		// A create has no record to read back before it is known; the
+		// call's ledger says whether a request under this key committed.
+		// It asks after one retry under the same key, which replays a
+		// stored answer and shows the problem was noticed.
+		made, known := "", false
+		if spec.Effect == trace.EffectCreate && p.ledger && key != "" && try > 0 {
+			made, known = w.client.committed(ctx, key)
+			if made != "" {
+				if main {
+					out.created = append(out.created, made)
+				}
+				return outDone, copyMap(args)
+			}
+		}
 		if ctx.Err() != nil {
 			return outCancelled, nil
 		}
-		if !res.retryable() || try >= w.cfg.MaxRetries {
+		if !(res.retryable() || wrongMade) || try >= w.cfg.MaxRetries {
 			return outFailed, nil
 		}
-		if res.kind == resError && targets(spec) && key != "" {
+		if res.kind == resError && (targets(spec) || known) && key != "" {
 			// A definite error answer, and the read shows nothing landed:
 			// the backend stored that answer under this key and would
 			// replay it, so the retry is a new request with a new key.
@@ -449,6 +468,42 @@ func (w *worker) read(ctx context.Context, p plan, key string) (trace.Record, bo
 		return trace.Record{}, false
 	}
 	return res.record.Clone(), true
+}
+
+// committed asks the call's ledger (docs/PROTOCOL.md, "Reading your
+// call's ledger") whether a request under key (or a retry of it)
+// committed, and returns the key of the record it wrote; known is false
+// when the ledger could not be read.
+func (c *toolClient) committed(ctx context.Context, key string) (made string, known bool) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := c.clock.AfterFunc(c.timeout, cancel)
+	defer stop()
+	base := strings.TrimRight(c.baseURL, "/")
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base[:strings.LastIndex(base, "/")+1]+"ledger", nil)
+	if err != nil {
+		return "", false
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	var rows []struct {
+		Key       string          `json:"idem_key"`
+		Committed json.RawMessage `json:"committed"`
+		Record    string          `json:"key"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rows) != nil {
+		return "", false
+	}
+	for _, r := range rows {
+		if r.Key != "" && baseKey(r.Key) == baseKey(key) && len(r.Committed) > 0 && string(r.Committed) != "null" {
+			return r.Record, true
+		}
+	}
+	return "", true
 }
 
 // keyFits reports whether a read tool accepts key as its key argument.
