@@ -18,9 +18,9 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// genericScale runs the generic agent's packs ten times faster than real
+// genericScale runs the generic agent's packs four times faster than real
 // time.
-const genericScale = 0.1
+const genericScale = 0.25
 
 // playPack plays every scenario of dir against the reference agent cfg
 // over the native protocol and returns the scores, in file order.
@@ -54,6 +54,20 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 		}
 	}
 	return out
+}
+
+// skipSpoiled logs a call still spoiled after its tries, which proves
+// nothing either way, and fails the test when more than a quarter of the
+// pack's calls were.
+func skipSpoiled(t *testing.T, c harness.CallResult, of int, skipped *int) bool {
+	t.Helper()
+	if !spoiled(c) {
+		return false
+	}
+	t.Logf("%s: spoiled on this machine (%s), not counted", c.History.Call, c.Score.Reason)
+	*skipped++
+	require.LessOrEqual(t, *skipped*4, of, "too many spoiled calls: the machine is too busy")
+	return true
 }
 
 // spoiled reports a call that ran at another scale than offered, was
@@ -119,9 +133,10 @@ func TestGenericAgentOnFamilies(t *testing.T) {
 	for _, dir := range []string{"payments/calibration/scenarios", "../testdata/calibration/scenarios"} {
 		careful, naive := agents.Careful(), agents.Naive()
 		careful.Generic, naive.Generic = true, true
-		for _, c := range playPack(t, careful, dir) {
+		calls, skipped := playPack(t, careful, dir), 0
+		for _, c := range calls {
 			s := c.Score
-			if impossible[s.Scenario] {
+			if impossible[s.Scenario] || skipSpoiled(t, c, len(calls), &skipped) {
 				continue
 			}
 			require.True(t, s.Integrity, "careful %s: %s %s %s", s.Scenario, s.Outcome, s.Primary, failedAxes(s))
