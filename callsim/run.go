@@ -208,6 +208,14 @@ func (r *run) flush(ctx context.Context, end *ending) {
 	if !ok || r.connDown.Load() || r.base.Err() != nil {
 		return
 	}
+	// The script is over: what is left is the harness's own work (the
+	// agent's speech recognized, queued behind the whole run's), so the
+	// agent is held to neither the idle timeout nor the call's deadline
+	// meanwhile; FlushTimeout bounds the wait instead.
+	if d, ok := r.conn.(Deadliner); ok {
+		d.SetIdleTimeout(0)
+		d.SetCallDeadline(time.Now().Add(r.s.opts.FlushTimeout + r.s.opts.StopTimeout + CallDeadlineSlack))
+	}
 	fctx, cancel := context.WithTimeout(ctx, r.s.opts.FlushTimeout)
 	defer cancel()
 	// The call may end meanwhile (an agent's hang-up handed on by the
