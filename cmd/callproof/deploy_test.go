@@ -349,6 +349,9 @@ func TestDockerfileBuildsAStaticEntrypoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the whole CLI")
 	}
+	// A compile (minutes with a cold build cache) that places no call:
+	// it runs beside the other parallel tests, whose calls mostly wait.
+	t.Parallel()
 	ins := dockerfile(t)
 	var froms, builds, copies []string
 	entry, user := "", ""

@@ -38,9 +38,15 @@ func rawUnsafe(out string) (rune, int, bool) {
 // its JUnit, Markdown and history files, history, calibrate, replay,
 // sweep, check): no such character reaches stdout, stderr or a file
 // raw, and the junk is shown escaped.
+//
+// Parallel, its ends with one another and with other parallel tests: only
+// the bytes written are checked, never a verdict or a time, and each end
+// has its own agent and directory.
 func TestAgentTextIsEscapedInEveryOutput(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{hostile.EndHangup, hostile.EndTransfer, hostile.EndClose} {
 		t.Run(end, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			agent, err := hostile.Start(ctx, hostile.Options{Behaviour: hostile.TerminalText, End: end}, "127.0.0.1:0")
@@ -74,7 +80,9 @@ func TestAgentTextIsEscapedInEveryOutput(t *testing.T) {
 			do("replay", "replay", dir, "corr-01", "--agent", agent.URL, "--out", file("replay"))
 			do("sweep", "sweep", filepath.Join("..", "..", "examples", "sweep", "correction-in-flight.yaml"),
 				"--param", "correct.delay=0..700/700", "--agent", agent.URL, "--scale", "0.05", "--out", file("sweep"))
-			do("check", "check", "--agent", agent.URL)
+			// At the scale of the run: check's default, real time, took 15 s
+			// of the 16 and prints the same lines.
+			do("check", "check", "--agent", agent.URL, "--scale", "0.05")
 			for _, f := range []string{"junit.xml", "gate.md", "history.jsonl"} {
 				b, err := os.ReadFile(file(f))
 				if err != nil {
