@@ -18,6 +18,11 @@ import (
 // differs from the values already taken.
 const tries = 64
 
+// maxValueLen bounds a value built from a pattern: a caller says it in
+// one breath, and a pattern of nested repeats (x{1000}{1000}) must not
+// cost a million characters per try.
+const maxValueLen = 40
+
 // maxRepeat bounds an open repetition (x*, x+, x{2,}) when a value is
 // built from a pattern.
 const maxRepeat = 3
@@ -85,7 +90,7 @@ func (v *valuer) fixed() (string, bool) {
 
 // ok reports whether s is a value the argument accepts.
 func (v *valuer) ok(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > maxValueLen {
 		return false
 	}
 	if len(v.arg.Enum) > 0 && !slices.Contains(v.arg.Enum, s) {
@@ -272,11 +277,19 @@ func charKind(c byte) byte {
 // add nothing; what it cannot satisfy is caught by the caller's match.
 func fromPattern(r *rand.Rand, re *syntax.Regexp) string {
 	var b strings.Builder
-	emit(r, re, &b)
+	budget := emitBudget
+	emit(r, re, &b, &budget)
 	return b.String()
 }
 
-func emit(r *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
+// emitBudget bounds the nodes visited for one value: nested repeats of
+// empty matches ((a?){1000}{1000}) add nothing and would never end.
+const emitBudget = 4096
+
+func emit(r *rand.Rand, re *syntax.Regexp, b *strings.Builder, budget *int) {
+	if *budget--; *budget < 0 || b.Len() > maxValueLen {
+		return // too long to say or to build; ok refuses it
+	}
 	switch re.Op {
 	case syntax.OpLiteral:
 		b.WriteString(string(re.Rune))
@@ -285,13 +298,13 @@ func emit(r *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		b.WriteByte(byte('A' + r.IntN(26)))
 	case syntax.OpCapture:
-		emit(r, re.Sub[0], b)
+		emit(r, re.Sub[0], b, budget)
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
-			emit(r, s, b)
+			emit(r, s, b, budget)
 		}
 	case syntax.OpAlternate:
-		emit(r, re.Sub[r.IntN(len(re.Sub))], b)
+		emit(r, re.Sub[r.IntN(len(re.Sub))], b, budget)
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
 		lo, hi := 0, 1
 		switch re.Op {
@@ -306,7 +319,7 @@ func emit(r *rand.Rand, re *syntax.Regexp, b *strings.Builder) {
 			}
 		}
 		for range lo + r.IntN(hi-lo+1) {
-			emit(r, re.Sub[0], b)
+			emit(r, re.Sub[0], b, budget)
 		}
 	}
 }
