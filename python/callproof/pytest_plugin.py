@@ -82,6 +82,15 @@ def _cli(args: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str
     return subprocess.run([str(binary()), *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def _place(args: Sequence[str], timeout: float) -> tuple[int, str]:
+    """Runs ``callproof run ARGS``: its exit code and stderr."""
+    try:
+        p = _cli(args, timeout)
+    except subprocess.TimeoutExpired:
+        return -1, f"callproof run took longer than --callproof-timeout {timeout:g}s"
+    return p.returncode, p.stderr
+
+
 def _tail(s: str) -> str:
     s = s.strip()
     return s if len(s) <= _TAIL else "…" + s[-_TAIL:]
@@ -217,11 +226,14 @@ class _Unit:
                     args += ["--only", state.only]
                 if self.shard:
                     args += ["--shard", self.shard]
-                try:
-                    p = _cli(args, s.timeout)
-                    code, err = p.returncode, p.stderr
-                except subprocess.TimeoutExpired:
-                    code, err = -1, f"callproof run took longer than --callproof-timeout {s.timeout:g}s"
+                code, err = _place(args, s.timeout)
+                if code == 3:
+                    # A harness error (a call this machine was too busy to
+                    # keep on time, mostly) says nothing about the agent:
+                    # those calls are placed once more, one at a time, in
+                    # the same directory, as callprooftest does.
+                    code, again = _place(["run", "--resume", str(self.dir), "--concurrency", "1"], s.timeout)
+                    err += f"\nplaced the harness errors again (callproof run --resume, --concurrency 1): exit {code}\n{again}"
                 done.write_text(json.dumps({"exit": code, "stderr": _tail(err)}))
             info = json.loads(done.read_text())
         explained: dict[str, dict[str, Any]] = {}
