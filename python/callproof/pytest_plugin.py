@@ -42,6 +42,9 @@ __all__ = ["Callproof", "CallproofError", "Run"]
 # The default of --callproof-timeout: how long one run may take, and so how
 # long a worker waits for another's shard.
 DEFAULT_TIMEOUT = 1800.0
+# Calls at once in the whole session (callproof run's own default); under
+# xdist the workers' shards share it.
+DEFAULT_CONCURRENCY = 8
 _TAIL = 4000  # characters of a failed command's stderr kept for a message
 
 _RUN_EXIT = {0: "completed", 2: "bad usage or input", 3: "broken run (a harness error)", 4: "cut short", 5: "no agent answers at --agent"}
@@ -106,7 +109,7 @@ class Settings:
     transport: str | None
     scale: float | None
     trials: int
-    concurrency: int | None
+    concurrency: int
     out: Path
     shard: str | None
     run_args: list[str]
@@ -137,8 +140,7 @@ class Settings:
             args += ["--transport", self.transport]
         if self.scale is not None:
             args += ["--scale", repr(self.scale)]
-        if self.concurrency is not None:
-            args += ["--concurrency", str(self.concurrency)]
+        args += ["--concurrency", str(self.concurrency)]
         return args + self.run_args
 
 
@@ -150,7 +152,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--callproof-transport", metavar="WIRE", help="native (default), twilio, webrtc or pipecat-eval (callproof run --transport)")
     g.addoption("--callproof-scale", type=float, metavar="F", help="time scale offered to the agent (callproof run's default: 1, real time)")
     g.addoption("--callproof-trials", type=int, default=1, metavar="K", help="place every scenario K times (items SCENARIO.t1 … .tK)")
-    g.addoption("--callproof-concurrency", type=int, metavar="N", help="calls at once (callproof run's default: 8)")
+    g.addoption("--callproof-concurrency", type=int, default=DEFAULT_CONCURRENCY, metavar="N", help=f"calls at once, shared by the xdist workers' shards (default: {DEFAULT_CONCURRENCY})")
     g.addoption("--callproof-out", default="callproof-results", metavar="DIR", help="where results directories are kept: DIR/run, and DIR/shards under xdist (default: callproof-results)")
     g.addoption("--callproof-shard", metavar="I/N", help="collect and place only shard I (0-based) of N (callproof run --shard), e.g. one of N CI machines")
     g.addoption("--callproof-run-arg", action="append", metavar="ARG", help="one more argument for callproof run, e.g. --callproof-run-arg=--signaling=whip (repeatable)")
@@ -221,6 +223,9 @@ class _Unit:
                         raise CallproofError(f"waited {s.timeout + 60:g}s for another worker to place {self.dir}") from None
                     time.sleep(0.1)
             if not done.exists():
+                if state.worker and not s.shard:
+                    # N workers' shards run at once: they share the bound.
+                    s = replace(s, concurrency=max(1, s.concurrency // state.worker[1]))
                 args = ["run", "--out", str(self.dir), "--force", *s.run_flags(str(s.agent), s.suite, s.trials)]
                 if state.only:
                     args += ["--only", state.only]
@@ -341,7 +346,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Places only the scenarios the selection kept (-k, -m, --deselect)."""
+    """Narrows the run to the scenarios the selection kept (-k, -m, --deselect)."""
     state = session.config.stash[_STATE]
     selected = [i for i in session.items if isinstance(i, CallItem)]
     if not selected or not state.settings.agent:
@@ -357,7 +362,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     s = state.settings
     if not s.agent:
         return
-    if state.worker and not s.shard and not session.shouldstop and not session.shouldfail:
+    selected = any(isinstance(i, CallItem) for i in session.items)
+    if state.worker and not s.shard and selected and not session.shouldstop and not session.shouldfail:
         # Every shard must be there for the merge, even one whose items
         # all went elsewhere or were deselected: each worker sees to its own.
         i, n = state.worker
