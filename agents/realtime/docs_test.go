@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,6 +130,28 @@ func TestInteropDocMatchesAgent(t *testing.T) {
 			t.Errorf("%s: server.mjs %q, callsim/twilio %q, this test %q", p.goName, js[1], goc[1], p.here)
 		case !strings.Contains(doc, "`"+js[1]+"`"):
 			t.Errorf("docs/INTEROP.md does not name `%s`", js[1])
+		}
+	}
+	// The agent's bounds, HTTP and MCP alike: each stated as N s (`NAME`),
+	// and each statement the constant's value.
+	for _, name := range []string{"START_TIMEOUT_MS", "CONNECT_TIMEOUT_MS", "TOOL_TIMEOUT_MS", "SHUTDOWN_GRACE_MS"} {
+		m := regexp.MustCompile(`const ` + name + ` = ([0-9_]+);`).FindStringSubmatch(server)
+		if m == nil {
+			t.Errorf("server.mjs: no %s", name)
+			continue
+		}
+		ms, err := strconv.Atoi(strings.ReplaceAll(m[1], "_", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stated := regexp.MustCompile(`([0-9.]+) s \(`+"`"+name+"`"+`\)`).FindAllStringSubmatch(doc, -1)
+		if len(stated) == 0 {
+			t.Errorf("docs/INTEROP.md never states %s as N s (`%s`)", name, name)
+		}
+		for _, s := range stated {
+			if s[1] != strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) {
+				t.Errorf("docs/INTEROP.md: %s s (`%s`), server.mjs %d ms", s[1], name, ms)
+			}
 		}
 	}
 }
