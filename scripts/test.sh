@@ -46,7 +46,7 @@ prebuild() { # compiles every test binary in parallel, running no test
 INTEROP_TESTS=${INTEROP_TESTS-'^(TestWebRTCCoreMatchesWebSocket|TestRunTwilioPipecatBot|TestInteropOpenAIAgentsTwilio|TestRunTwilioOpenAIAgent|TestOpenAIAgentBargeInDuringTool)$/^(naive|confirms|reply_wholly_sent|http|mcp-tools|held-http|held-mcp)$'}
 # Packages whose tests place no call in real time: make test runs them two
 # at a time.
-LIGHT_PACKAGES="./calibrate/ ./internal/... ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./trace/"
+LIGHT_PACKAGES="./calibrate/ ./internal/... ./packgen/ ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./spoken/ ./trace/"
 
 calgate() { # DIR: one calibration set's gate
 	local dir=$1
