@@ -244,6 +244,21 @@ func (d *genericDomain) understand(text, action string) heard {
 			hasKeyValue = true
 		}
 	}
+	// Codes spelled one character at a time that the extractors left
+	// ("G I seven nine zero two": "i" is a word to them), read against
+	// each unfilled code argument's own pattern.
+	for _, ta := range args {
+		if filled[ta.arg.Name] || ta.arg.Pattern == "" || d.kind(ta.tool, ta.arg) != kindCode {
+			continue
+		}
+		if v := spelledCode(ts, ta.arg); v != "" {
+			filled[ta.arg.Name] = true
+			h.slots[ta.arg.Name] = v
+			if d.isKey(ta.arg.Name) {
+				hasKeyValue = true
+			}
+		}
+	}
 	// A withdrawal needs something to withdraw. "Cancel that" while a
 	// request is in force withdraws it; only a record named with it asks
 	// for a cancel of its own.
@@ -354,6 +369,47 @@ func properNames(text string, ts []string, ents []entity.Entity) []entity.Entity
 		opens = strings.ContainsAny(raw[len(raw)-1:], ".!?")
 	}
 	return out
+}
+
+// digitWords are the digits said as words inside a spelled code.
+var digitWords = map[string]string{
+	"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+	"five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}
+
+// spelledCode finds the longest run of single letters, digits and digit
+// words that matches the argument's pattern; the last such run wins.
+func spelledCode(ts []string, a trace.ArgSpec) string {
+	re, err := regexp.Compile(a.Pattern)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for i := 0; i < len(ts); i++ {
+		var b strings.Builder
+		best, end := "", i
+		for k := i; k < len(ts) && b.Len() < 16; k++ {
+			t := strings.Trim(ts[k], "-.")
+			switch {
+			case digitWords[t] != "":
+				b.WriteString(digitWords[t])
+			case len(t) == 1 && (t[0] >= 'a' && t[0] <= 'z' || t[0] >= '0' && t[0] <= '9'):
+				b.WriteString(strings.ToUpper(t))
+			case entity.DigitsOf(t) == t && t != "":
+				b.WriteString(t)
+			default:
+				k = len(ts)
+				continue
+			}
+			if re.MatchString(b.String()) {
+				best, end = b.String(), k
+			}
+		}
+		if best != "" {
+			found, i = best, end // a run is read once, from its start
+		}
+	}
+	return found
 }
 
 // priorValue reports a value said as the one being replaced ("not the

@@ -365,7 +365,11 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if ctx.Err() != nil {
 			return outCancelled, nil
 		}
-		if !(res.retryable() || wrongMade) || try >= w.cfg.MaxRetries {
+		limit := w.cfg.MaxRetries
+		if spec.Effect == trace.EffectCreate && p.ledger {
+			limit++ // the first retry only replays the stored answer
+		}
+		if !(res.retryable() || wrongMade) || try >= limit {
 			return outFailed, nil
 		}
 		if res.kind == resError && (targets(spec) || known) && key != "" {
