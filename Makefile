@@ -15,13 +15,16 @@ demo:
 # espeak-ng and pocketsphinx (scripts/install-speech.sh), the pinned
 # npm packages of the third-party agent (scripts/install-node-agents.sh),
 # chromium for the HTML report's browser test (scripts/install-browser.sh),
-# janus for the WebRTC interop test (scripts/install-janus.sh) and the
-# hash-pinned Python test packages in .venv (scripts/install-python.sh).
+# janus for the WebRTC interop test (scripts/install-janus.sh), the
+# LiveKit server for the LiveKit tests, built with go install into
+# bin/livekit/ (scripts/install-livekit.sh) and the hash-pinned Python
+# test packages in .venv (scripts/install-python.sh).
 deps:
 	./scripts/install-speech.sh
 	./scripts/install-node-agents.sh
 	./scripts/install-browser.sh
 	./scripts/install-janus.sh
+	GO=$(GO) ./scripts/install-livekit.sh
 	./scripts/install-python.sh
 
 # go vet, every Go test with -race (packages one at a time) but the long

@@ -77,6 +77,10 @@ func WebRTCTransport(o AudioOptions, w WebRTCOptions) (*webrtc.Transport, error)
 		RecordDir: o.RecordDir, HearingFor: o.Hearing}, nil
 }
 
+// Config is the audio call o sets up, for a transport built elsewhere
+// (cmd/callproof's LiveKit caller, kept out of this package).
+func (o AudioOptions) Config() (audiocall.Config, error) { return o.config() }
+
 // config is the audio call o sets up: the caller's voice (cached) and
 // the recordings' directory made.
 func (o AudioOptions) config() (audiocall.Config, error) {

@@ -39,7 +39,7 @@ func (a audioFlags) check(scale float64) error {
 		if scale != 1 {
 			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
 		}
-	case transportTwilio, transportWebRTC:
+	case transportTwilio, transportWebRTC, transportLiveKit:
 		if scale != 1 {
 			return fmt.Errorf("--transport %s runs in real time: --scale must be 1, not %v", a.transport, scale)
 		}
@@ -49,7 +49,10 @@ func (a audioFlags) check(scale float64) error {
 			}
 		}
 	default:
-		return fmt.Errorf("--transport %q: want %s, %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC, transportPipecatEval)
+		return fmt.Errorf("--transport %q: want %s, %s, %s, %s or %s", a.transport, transportNative, transportTwilio, transportWebRTC, transportLiveKit, transportPipecatEval)
+	}
+	if err := a.livekit.check(a.transport); err != nil {
+		return err
 	}
 	if a.pool < 0 {
 		return fmt.Errorf("--recognizers %d: want at least 1 (0: one fewer than the machine's cores)", a.pool)
@@ -96,7 +99,7 @@ func (p *runPlan) audioFromMeta() error {
 	if t == "" {
 		t = transportNative
 	}
-	if t != transportNative && t != transportTwilio && t != transportWebRTC && t != transportPipecatEval {
+	if t != transportNative && t != transportTwilio && t != transportWebRTC && t != transportLiveKit && t != transportPipecatEval {
 		return fmt.Errorf("%s/%s: unknown transport %q", p.out, harness.MetaFile, meta.Transport)
 	}
 	p.audio.transport, p.audio.signaling, p.audio.trickle = t, meta.Signaling, meta.Trickle
@@ -121,6 +124,14 @@ func (a audioFlags) setUp(env *harness.Env, out string) (*harness.Hearing, error
 	o := harness.AudioOptions{SpeechCache: a.cache, Voice: a.voice, Hearing: h.For}
 	if a.record {
 		o.RecordDir = filepath.Join(out, harness.RecordingsDir)
+	}
+	if a.name() == transportLiveKit {
+		t, err := liveKitTransport(o, a.livekit)
+		if err != nil {
+			return nil, err
+		}
+		env.Transport, env.TransportName = t, transportLiveKit
+		return h, nil
 	}
 	if a.name() == transportWebRTC {
 		t, err := harness.WebRTCTransport(o, harness.WebRTCOptions{Signaling: a.signaling, Trickle: a.trickle})

@@ -18,6 +18,9 @@ const noPreflightUsage = "place the calls without first checking that the agent 
 // and returns false: the command then exits exitNoAgent.
 func preflight(cmd string, af audioFlags, agentURL string, stderr io.Writer) bool {
 	tr, err := harness.ProbeTransport(af.name(), af.signaling)
+	if af.name() == transportLiveKit {
+		tr, err = liveKitProbe(af.livekit), nil
+	}
 	if err == nil {
 		err = harness.Preflight(context.Background(), tr, af.name(), agentURL, callsim.DefaultDialTimeout)
 	}

@@ -18,7 +18,8 @@ import (
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
-                    [--transport native|twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
+                    [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip] [--trickle]
+                    [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET]
                     [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--no-preflight]
        callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--no-preflight]
 
@@ -39,7 +40,11 @@ suite once between them; callproof merge OUT SHARD_DIR... makes them one run.
 --transport twilio calls the agent as Twilio Media Streams does (audio,
 real time: --scale must stay 1); --transport webrtc calls it over WebRTC
 (--agent is the signaling URL: Pipecat SmallWebRTC's /api/offer, or a WHIP
-endpoint with --signaling whip). --record writes each call as a stereo WAV
+endpoint with --signaling whip); --transport livekit calls it in a LiveKit
+room of its own per call (--agent, default $LIVEKIT_URL, is the LiveKit
+server's ws:// URL; the key and secret default to $LIVEKIT_API_KEY and
+$LIVEKIT_API_SECRET; --livekit-agent-name dispatches that agent explicitly,
+else the server's automatic dispatch brings it). --record writes each call as a stereo WAV
 (caller left, agent right) into DIR/audio. An audio agent that sends no
 transcript of its own has its speech recognized after each call's script,
 by a pool shared by the whole run: --recognizers N decoders at once
@@ -83,6 +88,7 @@ type audioFlags struct {
 	signaling               string // webrtc
 	trickle                 bool   // webrtc
 	pool                    int    // audio: decoders at once (0: hearing.DefaultPoolSize)
+	livekit                 liveKitFlags
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
@@ -104,16 +110,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
 	var af audioFlags
-	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio), webrtc (audio) or pipecat-eval (Pipecat's eval wire, text)")
+	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio), webrtc (audio), livekit (audio, in a LiveKit room) or pipecat-eval (Pipecat's eval wire, text)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer (PATCH)")
 	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
 	c.StringVar(&af.cache, "speech-cache", "", "where synthesized caller speech is cached (default "+harness.DefaultSpeechCache()+")")
 	c.BoolVar(&af.record, "record", false, "audio: write each call as a stereo WAV into OUT/audio")
 	c.IntVar(&af.pool, "recognizers", 0, "audio: decoders of the agent's speech at once, shared by the run's calls (default one fewer than the cores)")
+	addLiveKitFlags(c, &af.livekit)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
 	}
+	*agentURL = liveKitAgentURL(af.transport, *agentURL)
 	// A resumed run's dialect is its manifest's: its flags are checked
 	// once that is read (audioFromMeta).
 	if err := af.check(*scale); err != nil && *resume == "" {

@@ -1,0 +1,11 @@
+package livekit
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	QuietSDK()
+	os.Exit(m.Run())
+}
