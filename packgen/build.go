@@ -30,6 +30,7 @@ const (
 const (
 	sayNegate  = "No, wait, don't do that."
 	sayGoAhead = "Yes, that's right, go ahead."
+	sayConfirm = "Yes, please go ahead."
 )
 
 func ms(n int) scenarios.Duration { return scenarios.Duration(time.Duration(n) * time.Millisecond) }
@@ -114,6 +115,18 @@ func (g *gen) scenario(t *target, k kind) (File, error) {
 	default:
 		pre, challenge, post = g.staged(t, k, *ch)
 		tests = stageText(k) + ": " + tests
+	}
+	if g.o.Confirm {
+		// The answer to a read-back question: after the agent's first
+		// reply, or after its reply to the correction when that comes
+		// before anything is sent.
+		yes := scenarios.StepSpec{ID: "yes", Do: "interrupt", Text: sayConfirm, Invalidates: ptr(false),
+			On: &scenarios.TriggerSpec{Event: string(trace.KindAgentSpeechEnd)}}
+		if k.cat == scenarios.CatCorrection && (k.stage == "early" || k.stage == "readback") {
+			challenge = append(challenge, yes)
+		} else {
+			challenge = append([]scenarios.StepSpec{yes}, challenge...)
+		}
 	}
 	steps := append(pre, ask)
 	steps = append(steps, challenge...)

@@ -40,6 +40,11 @@ type Options struct {
 	CallDate string
 	// Source names the catalogue in the README and the files' headers.
 	Source string
+	// Confirm has the caller answer an agent that reads the request back
+	// and asks before it acts: "Yes, please go ahead." after the agent's
+	// first reply (after its reply to an early or read-back correction).
+	// Only for such agents: one that acts at once hears the yes late.
+	Confirm bool
 }
 
 // File is one file of a pack: a scenario or the README.

@@ -237,3 +237,26 @@ func TestDump(t *testing.T) {
 		}
 	}
 }
+
+// With Confirm every script answers once: right after the request, or
+// after an early or read-back correction.
+func TestConfirm(t *testing.T) {
+	files, err := Generate(restaurant(t), Options{Rand: seeded(5), Confirm: true, Tools: []string{"change_reservation"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files[:len(files)-1] {
+		var ids []string
+		for _, st := range f.parsed.Steps {
+			ids = append(ids, st.ID)
+		}
+		order := strings.Join(ids, ",")
+		after := "ask,yes"
+		if strings.Contains(f.Name, "corr-") && (strings.HasSuffix(f.Name, "-early.yaml") || strings.HasSuffix(f.Name, "-readback.yaml")) {
+			after = "ask,correct,yes"
+		}
+		if strings.Count(order, "yes") != 1 || !strings.Contains(order, after) {
+			t.Errorf("%s: steps %s, want %s in them", f.Name, order, after)
+		}
+	}
+}

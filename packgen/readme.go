@@ -22,6 +22,10 @@ func readme(o Options, targets []*target, files []File) []byte {
 		"stage, at most one backend fault, and the six integrity axes a correct agent\n" +
 		"holds (`expected`). Run them with `callproof run --scenarios DIR`; check them\n" +
 		"with `callproof validate DIR`. See docs/SCENARIOS.md, \"Generated packs\".\n")
+	if o.Confirm {
+		b.WriteString("\nThe caller answers a read-back question (--confirm): \"Yes, please go ahead.\"\n" +
+			"after the agent's first reply, for an agent that asks before it acts.\n")
+	}
 	for _, t := range targets {
 		fmt.Fprintf(&b, "\n## %s (%s on %s)\n", t.tool.Name, t.tool.Effect, t.tool.Table)
 		for _, c := range Categories() {

@@ -15,7 +15,7 @@ import (
 func cmdInit(args []string, stdout, stderr io.Writer) int {
 	c := newCLI("init", `usage: callproof init --tools FILE|URL [--token T] [--out catalogue.yaml]
        callproof init --catalogue FILE [--out DIR] [--seed N] [--tools NAMES]
-                      [--categories LIST] [--size small|full|N] [--forms spoken|written]
+                      [--categories LIST] [--size small|full|N] [--forms spoken|written] [--confirm]
 
 Reads an agent's tool definitions (OpenAI function-calling tools, an MCP
 tools/list result, or an OpenAPI 3 document in JSON or YAML; the format is
@@ -47,8 +47,8 @@ The same catalogue and --seed always write the same pack.
 		}
 		return initPack(p, *tools, *out, stdout, stderr)
 	}
-	if c.set("seed") || c.set("categories") || c.set("size") || c.set("forms") {
-		fmt.Fprintln(stderr, "callproof init: --seed, --categories, --size and --forms need --catalogue")
+	if c.set("seed") || c.set("categories") || c.set("size") || c.set("forms") || c.set("confirm") {
+		fmt.Fprintln(stderr, "callproof init: --seed, --categories, --size, --forms and --confirm need --catalogue")
 		return exitUsage
 	}
 	if *tools == "" {

@@ -18,6 +18,7 @@ import (
 type packOptions struct {
 	catalogue, categories, size, forms *string
 	seed                               *int64
+	confirm                            *bool
 }
 
 func packFlags(c *cli) packOptions {
@@ -27,6 +28,7 @@ func packFlags(c *cli) packOptions {
 		categories: c.String("categories", "corrections,interruptions,failures", "with --catalogue: the categories to write, comma-separated"),
 		size:       c.String("size", "full", "with --catalogue: scenarios per tool: full (every one), small (8, each category in turn) or a number"),
 		forms:      c.String("forms", string(packgen.Spoken), "with --catalogue: how the caller says values: spoken (words, spelled codes) or written (digits, as a transcript)"),
+		confirm:    c.Bool("confirm", false, "with --catalogue: the caller answers \"Yes, please go ahead.\" after the agent's first reply, for an agent that reads back and asks before it acts"),
 	}
 }
 
@@ -91,7 +93,7 @@ func initPack(p packOptions, tools, out string, stdout, stderr io.Writer) int {
 	seed := uint64(*p.seed)
 	files, err := packgen.Generate(catalog, packgen.Options{
 		Rand: rand.New(rand.NewPCG(seed, seed)), Tools: names, Categories: cats, PerTool: per,
-		Forms: packgen.Forms(*p.forms), Source: filepath.Base(*p.catalogue),
+		Forms: packgen.Forms(*p.forms), Source: filepath.Base(*p.catalogue), Confirm: *p.confirm,
 	})
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("%s: %w", *p.catalogue, err))
