@@ -72,11 +72,12 @@ type engine struct {
 	dom                domain
 
 	// Versioned slot state: version rises on every change.
-	version int
-	action  string
-	execute bool
-	slots   map[string]string
-	handled int // last version answered (done, failed, refused, asked)
+	version    int
+	stateDirty bool // a version not yet self-reported
+	action     string
+	execute    bool
+	slots      map[string]string
+	handled    int // last version answered (done, failed, refused, asked)
 
 	// Turn-taking.
 	// callerOpen holds the caller's utterances begun and not yet final:
@@ -176,6 +177,7 @@ func (e *engine) frame(m native.Message) bool {
 			delete(e.callerOpen, m.Speech.ID)
 			e.hear(m.Speech.Text)
 			if !e.callerSpeaking() {
+				e.reportState()
 				e.startEOT()
 			}
 		}
@@ -282,12 +284,26 @@ func (e *engine) hear(text string) {
 			}
 		}
 	}
+	e.stateDirty = true
+	if !e.confirmFirst() || !e.callerSpeaking() {
+		e.reportState()
+	}
+	e.invalidate()
+}
+
+// reportState self-reports the working state. The generic careful agent
+// reports once per turn, at its end, so a correction said straight after
+// the request is never preceded by a report of the words it replaces.
+func (e *engine) reportState() {
+	if !e.stateDirty {
+		return
+	}
+	e.stateDirty = false
 	pending := ""
 	if e.execute {
 		pending = e.action
 	}
 	e.s.send(native.Message{Event: native.EventState, State: &native.State{Version: e.version, Slots: copyMap(e.slots), Pending: pending}})
-	e.invalidate()
 }
 
 // invalidate reacts to a version change while tool work exists.

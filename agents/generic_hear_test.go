@@ -1,0 +1,49 @@
+package agents
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/callproof/callproof/trace"
+)
+
+// restaurantTools is a catalogue no reference agent was written for.
+func restaurantTools() []trace.ToolSpec {
+	code := trace.ArgSpec{Name: "confirmation_code", Type: "string", Required: true, Pattern: `^[A-Z]{2}\d{4}$`}
+	return []trace.ToolSpec{
+		{Name: "find_reservation", Description: "Look up a table reservation by its confirmation code.", Effect: trace.EffectRead, Table: "reservations", KeyArg: "confirmation_code", Args: []trace.ArgSpec{code}},
+		{Name: "book_table", Description: "Reserve a table for a party.", Effect: trace.EffectCreate, Table: "tables", Consequential: true, Args: []trace.ArgSpec{
+			{Name: "guest_name", Type: "string", Required: true}, {Name: "party_size", Type: "integer", Required: true},
+			{Name: "date", Type: "date", Required: true}, {Name: "time", Type: "time", Required: true},
+			{Name: "seating", Type: "string", Enum: []string{"indoor", "terrace", "bar"}}}},
+		{Name: "change_reservation", Description: "Move a reservation to another day or time, or change the party size.", Effect: trace.EffectUpdate, Table: "reservations", KeyArg: "confirmation_code", Consequential: true, Args: []trace.ArgSpec{
+			code, {Name: "date", Type: "date"}, {Name: "time", Type: "time"}, {Name: "party_size", Type: "integer"}}},
+		{Name: "cancel_reservation", Description: "Cancel a reservation; the table is released.", Effect: trace.EffectCancel, Table: "reservations", KeyArg: "confirmation_code", Consequential: true, StatusField: "status", StatusValue: "cancelled", Args: []trace.ArgSpec{code}},
+		{Name: "add_deposit", Description: "Take a deposit for a large party.", Effect: trace.EffectCreate, Table: "deposits", Consequential: true, Args: []trace.ArgSpec{
+			code, {Name: "amount", Type: "number", Required: true, Description: "in euros"}}},
+	}
+}
+
+func TestGenericHears(t *testing.T) {
+	d := newGenericDomain(restaurantTools(), "2026-11-30", "UTC")
+	for _, c := range []struct {
+		action, text string
+		want         heard
+	}{
+		{"", "Hi, I'd like to add a deposit. The amount is 70 and the confirmation code is R U five eight nine seven.",
+			heard{action: "add_deposit", slots: map[string]string{"amount": "70", "confirmation_code": "RU5897"}}},
+		{"add_deposit", "Sorry, make the amount eighty.", heard{slots: map[string]string{"amount": "80"}}},
+		{"add_deposit", "Sorry, make the amount seventy-five.", heard{slots: map[string]string{"amount": "75"}}},
+		{"add_deposit", "Sorry, make the confirmation code I V 6 6 6 2.", heard{slots: map[string]string{"confirmation_code": "IV6662"}}},
+		{"", "Hi, I'd like to book a table. The date is December 16th, the time is nine thirty pm, the party size is 2 people and the guest name is Lindqvist.",
+			heard{action: "book_table", slots: map[string]string{"date": "2026-12-16", "time": "21:30", "party_size": "2", "guest_name": "Lindqvist"}}},
+		{"book_table", "Sorry, make the time ten o'clock in the evening.", heard{slots: map[string]string{"time": "22:00"}}},
+		{"", "Hi, I'd like to cancel reservation G I seven nine zero two.", heard{action: "cancel_reservation", slots: map[string]string{"confirmation_code": "GI7902"}}},
+		{"change_reservation", "Wait, stop, don't change it.", heard{negate: true, slots: map[string]string{}}},
+		{"cancel_reservation", "Yes, cancel it.", heard{proceed: true, slots: map[string]string{}}},
+	} {
+		got := d.understand(c.text, c.action)
+		assert.Equal(t, c.want, got, "%q", c.text)
+	}
+}
