@@ -125,6 +125,27 @@ type target struct {
 	values []*valuer // arguments the caller says, the focus first
 	fixed  map[string]string
 	reads  []scenarios.Tool // tools that read the same table by the same key
+	// undoable: the catalogue can take back the tool's landed write.
+	undoable bool
+}
+
+// Undoable reports whether catalog lets an agent take back what tool did
+// once it has landed: an update is put back by an update of the same
+// fields; a create is cancelled or deleted by a tool on its table; a
+// cancel or a delete cannot be taken back (recreating a record is no
+// tool's effect).
+func Undoable(catalog []scenarios.Tool, tool scenarios.Tool) bool {
+	switch tool.Effect {
+	case "update":
+		return true
+	case "create":
+		for _, t := range catalog {
+			if t.Table == tool.Table && (t.Effect == "cancel" || t.Effect == "delete") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pickTargets finds the tools to cover and checks every value of theirs
@@ -144,7 +165,7 @@ func pickTargets(catalog []scenarios.Tool, names []string, day time.Time) ([]*ta
 		if !tool.Consequential || (len(names) > 0 && !slices.Contains(names, tool.Name)) {
 			continue
 		}
-		t := &target{tool: tool, noun: singular(tool.Table), fixed: map[string]string{}}
+		t := &target{tool: tool, noun: singular(tool.Table), fixed: map[string]string{}, undoable: Undoable(catalog, tool)}
 		for _, a := range tool.Args {
 			v, err := newValuer(tool.Name, a, day)
 			if err != nil {
@@ -251,8 +272,13 @@ func (t *target) kinds(cats []scenarios.Category) []kind {
 		case scenarios.CatInterruption:
 			out = append(out,
 				kind{cat: c, name: "int-stop-in-flight", stage: "flight", stop: true},
-				kind{cat: c, name: "int-noise-cough", stage: "noise", sound: "cough"},
-				kind{cat: c, name: "int-replace-readback", stage: "readback"},
+				kind{cat: c, name: "int-noise-cough", stage: "noise", sound: "cough"})
+			if t.undoable {
+				// A value replaced once the write has landed: only a
+				// catalogue that can put the write back makes it passable.
+				out = append(out, kind{cat: c, name: "int-replace-readback", stage: "readback"})
+			}
+			out = append(out,
 				kind{cat: c, name: "int-withdraw-prep", stage: "prep", stop: true},
 				kind{cat: c, name: "int-noise-tv", stage: "noise", sound: "tv"},
 				kind{cat: c, name: "int-replace-in-flight", stage: "flight"},
