@@ -353,10 +353,11 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		// It asks after one retry under the same key, which replays a
 		// stored answer and shows the problem was noticed.
 		made, known := "", false
-		if spec.Effect == trace.EffectCreate && p.ledger && key != "" && try > 0 {
+		blind := spec.Effect == trace.EffectCreate || p.read.Name == "" // no record to read back
+		if blind && p.ledger && key != "" && try > 0 {
 			made, known = w.client.committed(ctx, key)
 			if made != "" {
-				if main {
+				if main && spec.Effect == trace.EffectCreate {
 					out.created = append(out.created, made)
 				}
 				return outDone, copyMap(args)
@@ -366,13 +367,13 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 			return outCancelled, nil
 		}
 		limit := w.cfg.MaxRetries
-		if spec.Effect == trace.EffectCreate && p.ledger {
+		if blind && p.ledger {
 			limit++ // the first retry only replays the stored answer
 		}
 		if !(res.retryable() || wrongMade) || try >= limit {
 			return outFailed, nil
 		}
-		if res.kind == resError && (targets(spec) || known) && key != "" {
+		if res.kind == resError && (targets(spec) && !blind || known) && key != "" {
 			// A definite error answer, and the read shows nothing landed:
 			// the backend stored that answer under this key and would
 			// replay it, so the retry is a new request with a new key.
@@ -405,6 +406,14 @@ func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		}
 		if ctx.Err() != nil {
 			return outCancelled, nil
+		}
+		return outUnconfirmed, nil
+	}
+	if p.read.Name == "" && p.ledger {
+		// No read tool for this table: the record answered is the only
+		// evidence there is, if it is the one asked for.
+		if rec != nil && rec.Key == args[kn] && (spec.Table == "" || rec.Table == spec.Table) && holds(*rec, spec, kn, args) {
+			return outDone, recordValues(spec, kn, args, rec)
 		}
 		return outUnconfirmed, nil
 	}
