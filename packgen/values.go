@@ -233,6 +233,9 @@ func (v *valuer) neighbours(r *rand.Rand, s string) []string {
 			return out
 		}
 	}
+	if v.dim == "text" {
+		return nil // free text has no near miss: another phrase or name
+	}
 	// Two neighbouring characters swapped, then one character changed
 	// within its kind.
 	b := []byte(s)

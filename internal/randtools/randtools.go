@@ -32,7 +32,7 @@ func OpenAI(r *rand.Rand) []byte {
 		{"type": "string", "pattern": `^[A-Z]{3}-\d{2}$`},
 		{"type": "string"},
 	}
-	names := []string{"date", "slot_time", "party_size", "price", "speed", "insured", "bay_code", "note"}
+	names := []string{"date", "slot_time", "party_size", "price", "speed", "insured", "bay_label", "note"}
 	var out []tool
 	for _, noun := range nouns[:1+r.IntN(3)] {
 		key := noun + "_" + []string{"id", "ref", "number", "code"}[r.IntN(4)]

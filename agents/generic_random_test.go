@@ -1,0 +1,71 @@
+package agents_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/internal/randtools"
+	"github.com/callproof/callproof/packgen"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/toolimport"
+)
+
+// TestGenericAgentOnRandomCatalogues is the other half of issue 23's
+// proof: tools of made-up domains drawn from a seed go through init's
+// import (unreviewed: its guesses as they are) and init --catalogue (a
+// small pack for three consequential tools); the generic careful agent
+// passes every scenario, the generic naive agent fails at least half.
+//
+// Not yet in make test: set GENERIC_RANDOM=1. On 2026-12-02 careful
+// failed most of seed 12's pack and part of seed 11's: it does not hear a
+// value said as a pattern's code with a dash ("the bay label ZJX-63") or
+// free text ("the note birthday"), and after a delete it says nothing
+// changed.
+func TestGenericAgentOnRandomCatalogues(t *testing.T) {
+	if testing.Short() || os.Getenv("GENERIC_RANDOM") == "" {
+		t.Skip("set GENERIC_RANDOM=1 to play packs of random catalogues against the generic agents")
+	}
+	careful, naive := agents.Careful(), agents.Naive()
+	careful.Generic, naive.Generic = true, true
+	for _, seed := range []uint64{11, 12} {
+		parsed, _, err := toolimport.Parse(randtools.OpenAI(rand.New(rand.NewPCG(seed, seed))))
+		require.NoError(t, err)
+		entries, _ := toolimport.Infer(parsed)
+		var catalog []scenarios.Tool
+		var tools []string
+		for _, e := range entries {
+			catalog = append(catalog, e.Tool)
+			if e.Tool.Consequential && len(tools) < 3 {
+				tools = append(tools, e.Tool.Name)
+			}
+		}
+		files, err := packgen.Generate(catalog, packgen.Options{Rand: rand.New(rand.NewPCG(seed, seed)),
+			Tools: tools, PerTool: packgen.SizeSmall})
+		require.NoError(t, err)
+		dir := t.TempDir()
+		for _, f := range files[:len(files)-1] {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
+		}
+		calls, skipped := playPack(t, careful, dir), 0
+		for _, c := range calls {
+			s := c.Score
+			if skipSpoiled(t, c, len(calls), &skipped) {
+				continue
+			}
+			assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s", seed, s.Scenario, s.Outcome, s.Primary, failedAxes(s))
+		}
+		failed := 0
+		for _, c := range playPack(t, naive, dir) {
+			if !c.Score.Integrity {
+				failed++
+			}
+		}
+		assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))
+	}
+}
