@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/callproof/callproof/internal/interop"
+	"github.com/callproof/callproof/internal/netns"
 )
 
 // The server's dev credentials (livekit-server --dev uses the same).
@@ -22,17 +23,24 @@ const (
 	// EnvBinary names a livekit-server binary to use instead of the one
 	// scripts/install-livekit.sh puts in bin/livekit/.
 	EnvBinary = "CALLPROOF_LIVEKIT_SERVER"
-	// EnvNonLoopback opts in to the tests that start a server. They are
-	// off by default: the LiveKit Go SDK builds its own pion API, which
-	// gathers no ICE candidate on a loopback address, so their media would
-	// travel this machine's own interface addresses, not 127/8 (the
-	// project's rule: loopback, or namespaces a test makes).
+	// EnvNonLoopback=1 lets Start run outside a loopback-only namespace.
+	// The LiveKit Go SDK builds its own pion API, which gathers no ICE
+	// candidate on a loopback address, so there its media travels this
+	// machine's own interface addresses, not 127/8 (the project's rule:
+	// loopback, or namespaces a test makes).
 	EnvNonLoopback = "CALLPROOF_LIVEKIT_NONLOOPBACK"
+	// EnvChild marks the test binary re-executed by InNamespace.
+	EnvChild = "CALLPROOF_LIVEKIT_CHILD"
+	// ChildTimeout bounds a test run by InNamespace.
+	ChildTimeout = 90 * time.Second
 	// StartTimeout bounds the server's start.
 	StartTimeout = 30 * time.Second
 	// StopTimeout bounds its stop after SIGTERM, before SIGKILL.
 	StopTimeout = 5 * time.Second
 )
+
+// RelayPorts is the UDP range of the server's TURN relay.
+var RelayPorts = [2]int{40000, 40999}
 
 // Server is a running LiveKit server.
 type Server struct {
@@ -86,23 +94,28 @@ func freePort(t testing.TB, network string) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// Start runs a LiveKit server on loopback until t ends. It skips the
-// test unless EnvNonLoopback is 1 (see there); past that, a missing
+// Start runs a LiveKit server on loopback until t ends. Outside a
+// namespace whose every address is a loopback one (InNamespace) it skips
+// the test unless EnvNonLoopback is 1 (see there); past that, a missing
 // server skips the test, or fails it where interop.Required.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if os.Getenv(EnvNonLoopback) != "1" {
-		t.Skip("livekit: skipped unless " + EnvNonLoopback + "=1: the LiveKit Go SDK gathers no loopback ICE candidate, " +
-			"so this test's media would use this machine's interface addresses, not 127/8 (docs/INTEROP.md, \"LiveKit Agents\")")
+	if _, err := netns.LoopbackOnly(); err != nil && os.Getenv(EnvNonLoopback) != "1" {
+		t.Skipf("livekit: runs inside its own network namespace (lkserver.InNamespace), or with %s=1: "+
+			"the LiveKit Go SDK gathers no loopback ICE candidate, so here its media would leave 127/8 (%v)", EnvNonLoopback, err)
 	}
 	bin := Binary()
 	if bin == "" {
 		interop.Missing(t, "livekit interop: no livekit-server (scripts/install-livekit.sh, or "+EnvBinary+")")
 		return nil
 	}
-	port, rtcTCP, rtcUDP := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "udp")
-	// The node IP on loopback: every candidate the server offers is a
-	// 127.0.0.1 one.
+	port, rtcTCP, rtcUDP, turnUDP := freePort(t, "tcp"), freePort(t, "tcp"), freePort(t, "udp"), freePort(t, "udp")
+	// Every address on loopback: the node IP, the server's own candidates
+	// (enable_loopback_candidate) and its TURN relay. The SDK's pion skips
+	// loopback addresses, so in a namespace that has no other it gathers
+	// only the relay candidate (on 127.0.0.1) the server's TURN hands it,
+	// and that TURN relays to the server's 127.0.0.1 candidates only
+	// because 127/8 is allowed as a peer.
 	cfg := fmt.Sprintf(`port: %d
 bind_addresses: ["127.0.0.1"]
 rtc:
@@ -110,11 +123,19 @@ rtc:
   udp_port: %d
   node_ip: 127.0.0.1
   use_external_ip: false
+  enable_loopback_candidate: true
+turn:
+  enabled: true
+  udp_port: %d
+  bind_addresses: ["127.0.0.1"]
+  relay_range_start: %d
+  relay_range_end: %d
+  allow_restricted_peer_cidrs: ["127.0.0.0/8"]
 keys:
   %s: %s
 logging:
   level: warn
-`, port, rtcTCP, rtcUDP, APIKey, APISecret)
+`, port, rtcTCP, rtcUDP, turnUDP, RelayPorts[0], RelayPorts[1], APIKey, APISecret)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "livekit.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -177,3 +198,33 @@ func tail(s string, n int) string {
 
 // HTTPURL is the server's API address.
 func (s *Server) HTTPURL() string { return strings.Replace(s.URL, "ws://", "http://", 1) }
+
+// InNamespace runs the test t inside a network namespace of its own that
+// has lo only: it re-executes the test binary there as t alone and returns
+// false (the parent's work is done: the child passed, or t failed or
+// skipped as it did), or, in that child, checks the namespace and returns
+// true: the caller runs the test's body, server and SDK participants alike
+// on the namespace's 127.0.0.1.
+func InNamespace(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(EnvChild) != "" {
+		if ifs, err := netns.CheckIsolated(); err != nil {
+			t.Fatalf("livekit child: %v (interfaces %v)", err, ifs)
+		}
+		return true
+	}
+	ns := netns.New(t, "callproof-livekit-")
+	started := time.Now()
+	out, err := ns.Child(t.Name(), EnvChild, true, ChildTimeout)
+	took := time.Since(started).Round(time.Millisecond)
+	switch {
+	case err != nil:
+		t.Fatalf("%s in namespace %s failed after %v: %v\n%s", t.Name(), ns.Name, took, err, out)
+	case strings.Contains(out, "--- SKIP: "+t.Name()):
+		t.Skipf("%s skipped in namespace %s:\n%s", t.Name(), ns.Name, out)
+	case !strings.Contains(out, "--- PASS: "+t.Name()):
+		t.Fatalf("%s in namespace %s did not pass:\n%s", t.Name(), ns.Name, out)
+	}
+	t.Logf("%s passed in namespace %s in %v:\n%s", t.Name(), ns.Name, took, out)
+	return false
+}
