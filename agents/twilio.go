@@ -379,12 +379,21 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 	if tc.stream == "" {
 		tc.stream = outer
 	}
-	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
-		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken], MCPURL: params[ParamToolsMCPURL]},
-		CallDate: params[ParamCallDate], TimeZone: params[ParamTimeZone]}
+	st := startFromParams(params)
 	if st.CallID == "" {
 		st.CallID = callSid
 	}
+	tc.callID = st.CallID
+	return st, true
+}
+
+// startFromParams is the engine's start from the call's data as flat
+// string keys (Twilio's customParameters, WebRTC's RTVI start): time
+// scale 1, audio runs in real time.
+func startFromParams(params map[string]string) *native.Start {
+	st := &native.Start{CallID: params[ParamCallID], TimeScale: 1, Tools: native.Tools{
+		BaseURL: params[ParamToolsBaseURL], Token: params[ParamToolsToken], MCPURL: params[ParamToolsMCPURL]},
+		CallDate: params[ParamCallDate], TimeZone: params[ParamTimeZone]}
 	if c := params[ParamToolsCatalog]; c != "" {
 		var cat []trace.ToolSpec
 		if json.Unmarshal([]byte(c), &cat) == nil {
@@ -401,8 +410,7 @@ func (tc *twilioCall) start(outer, inner, callSid string, params map[string]stri
 		}
 		st.CustomParameters[k] = v
 	}
-	tc.callID = st.CallID
-	return st, true
+	return st
 }
 
 // media hears one media payload, frame by frame (a payload of any length

@@ -25,8 +25,11 @@ import (
 //	                     sound onset/offset
 //	ping: <ms>           ignored (the caller's keepalive)
 //	RTVI client-ready    answered with RTVI bot-ready
-//	start                native start, time scale 1
-//	dtmf, stop           native dtmf, stop
+//	RTVI client-message  native start from its flat keys (Twilio's
+//	  start              customParameters), time scale 1
+//	RTVI dtmf            native dtmf, its buttons the digits
+//	RTVI disconnect-bot  native stop
+//	start, dtmf, stop    the same, as native messages (older callers)
 //
 // and what the engine says goes out as:
 //
@@ -59,7 +62,7 @@ const (
 // RTVI, as Pipecat's clients speak it on the data channel.
 const (
 	rtviLabel   = "rtvi-ai"
-	rtviVersion = "1.0.0"
+	rtviVersion = "2.2.0"
 )
 
 // rtcCall is one call in WebRTC mode: the wire adapter around a session.
@@ -228,10 +231,38 @@ func (c *rtcCall) hasStarted() bool {
 
 // dcIn is every data channel message the agent reads: RTVI or native.
 type dcIn struct {
-	Label string `json:"label"`
-	Type  string `json:"type"`
-	ID    any    `json:"id"`
-	Event string `json:"event"`
+	Label string          `json:"label"`
+	Type  string          `json:"type"`
+	ID    any             `json:"id"`
+	Data  json.RawMessage `json:"data"`
+	Event string          `json:"event"`
+}
+
+// rtviIn reads the caller's RTVI messages as the native ones they stand
+// for (ok false: none).
+func rtviIn(in dcIn) (native.Message, bool) {
+	switch in.Type {
+	case "client-message":
+		var cm struct {
+			T string            `json:"t"`
+			D map[string]string `json:"d"`
+		}
+		if json.Unmarshal(in.Data, &cm) != nil || cm.T != "start" {
+			return native.Message{}, false
+		}
+		return native.Message{Event: native.EventStart, Start: startFromParams(cm.D)}, true
+	case "dtmf":
+		var d struct {
+			Buttons []string `json:"buttons"`
+		}
+		if json.Unmarshal(in.Data, &d) != nil || len(d.Buttons) == 0 {
+			return native.Message{}, false
+		}
+		return native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: strings.Join(d.Buttons, "")}}, true
+	case "disconnect-bot":
+		return native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: "disconnect-bot"}}, true
+	}
+	return native.Message{}, false
 }
 
 type rtviOut struct {
@@ -256,14 +287,17 @@ func (c *rtcCall) message(s *session, dm webrtc.DataChannelMessage) {
 	if json.Unmarshal(dm.Data, &in) != nil {
 		return
 	}
+	var m native.Message
 	if in.Label == rtviLabel {
 		if in.Type == "client-ready" {
 			c.sendJSON(rtviOut{Label: rtviLabel, Type: "bot-ready", ID: in.ID, Data: map[string]string{"version": rtviVersion}})
+			return
 		}
-		return
-	}
-	var m native.Message
-	if json.Unmarshal(dm.Data, &m) != nil {
+		var ok bool
+		if m, ok = rtviIn(in); !ok {
+			return
+		}
+	} else if json.Unmarshal(dm.Data, &m) != nil {
 		return
 	}
 	switch m.Event {

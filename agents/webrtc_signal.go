@@ -205,7 +205,10 @@ type (
 		Type        string          `json:"type"`
 		PCID        *string         `json:"pc_id"`
 		RestartPC   bool            `json:"restart_pc"`
-		RequestData json.RawMessage `json:"requestData"`
+		RequestData json.RawMessage `json:"request_data"`
+		// LegacyData is what callers before request_data sent:
+		// {"callproof":{"callId":…}}.
+		LegacyData json.RawMessage `json:"requestData"`
 	}
 	smallAnswer struct {
 		SDP  string `json:"sdp"`
@@ -247,14 +250,18 @@ func (s *Server) postOffer(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var label string
-	if len(req.RequestData) > 0 {
-		var rd struct {
+	var rd map[string]string
+	if json.Unmarshal(req.RequestData, &rd) == nil {
+		label = rd[ParamCallID]
+	}
+	if len(req.LegacyData) > 0 && label == "" {
+		var legacy struct {
 			Callproof struct {
 				CallID string `json:"callId"`
 			} `json:"callproof"`
 		}
-		if json.Unmarshal(req.RequestData, &rd) == nil {
-			label = rd.Callproof.CallID
+		if json.Unmarshal(req.LegacyData, &legacy) == nil {
+			label = legacy.Callproof.CallID
 		}
 	}
 	c, answer, err := s.answer(r.Context(), req.SDP, label)

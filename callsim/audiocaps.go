@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -111,6 +112,11 @@ type CallSetup struct {
 	// CallDate and TimeZone are the call's calendar (empty: unstated).
 	CallDate string
 	TimeZone string
+	// Access is the call's way to its tools (URL, token, MCP URL,
+	// catalogue) and CustomParameters the scenario's, for a dialect that
+	// hands the call's data over before its start (WebRTC's request_data).
+	Access           native.Tools
+	CustomParameters map[string]string
 }
 
 // PerCall is an optional Transport capability: a transport set up for one

@@ -58,16 +58,14 @@ func TwilioTransport(o AudioOptions) (*twilio.Transport, error) {
 
 // WebRTCOptions choose a WebRTC caller's signaling.
 type WebRTCOptions struct {
-	Signaling string // webrtc.SignalingSmallWebRTC (default) or webrtc.SignalingWHIP
+	Signaling string // webrtc.SignalingSmallWebRTC (default), SignalingWHIP or SignalingPipecatStart
 	Trickle   bool   // candidates after the offer
 }
 
 // WebRTCTransport returns the WebRTC caller for o.
 func WebRTCTransport(o AudioOptions, w WebRTCOptions) (*webrtc.Transport, error) {
-	switch w.Signaling {
-	case "", webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP:
-	default:
-		return nil, fmt.Errorf("signaling %q: want %s or %s", w.Signaling, webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP)
+	if err := webrtc.CheckSignaling(w.Signaling); err != nil {
+		return nil, err
 	}
 	cfg, err := o.config()
 	if err != nil {

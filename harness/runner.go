@@ -238,13 +238,15 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	if err != nil {
 		return end(trace.OutcomeHarnessError, "mock backend: "+err.Error(), nil)
 	}
+	access := native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools, MCPURL: bc.MCPURL()}
 	tr := r.Transport
 	if pc, ok := tr.(callsim.PerCall); ok {
-		tr = pc.ForCall(callsim.CallSetup{ID: id, Tools: c.Tools, Records: c.Records, CallDate: c.CallDate, TimeZone: c.TimeZone})
+		tr = pc.ForCall(callsim.CallSetup{ID: id, Tools: c.Tools, Records: c.Records, CallDate: c.CallDate, TimeZone: c.TimeZone,
+			Access: access, CustomParameters: c.CustomParameters})
 	}
 	sc := callsim.Call{
 		ID: id, AgentURL: agentURL, Script: c.Script, TimeScale: scale, Recorder: rec, Backend: bc, Transport: tr,
-		Tools:            native.Tools{BaseURL: bc.BaseURL(), Token: bc.Token(), Catalog: c.Tools, MCPURL: bc.MCPURL()},
+		Tools:            access,
 		CustomParameters: c.CustomParameters, CallDate: c.CallDate, TimeZone: c.TimeZone,
 		Limits: callsim.Limits{
 			MaxEventTextBytes: c.Limits.MaxEventTextBytes, MaxCallTextBytes: c.Limits.MaxCallTextBytes,

@@ -2,7 +2,6 @@ package pipecateval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,8 +14,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/internal/rtvi"
 	"github.com/callproof/callproof/callsim/internal/wsprobe"
-	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/protocol/native"
 )
 
@@ -24,11 +23,11 @@ import (
 // "Pipecat eval dialect").
 const (
 	// Label is every RTVI message's label.
-	Label = "rtvi-ai"
+	Label = rtvi.Label
 	// RTVIVersion is the protocol version client-ready announces.
-	RTVIVersion = "2.2.0"
+	RTVIVersion = rtvi.Version
 	// StartType is the client-message type ("t") carrying the call's data.
-	StartType = "start"
+	StartType = rtvi.StartType
 	// ReasonClosedCleanly is the hang-up's reason when the bot closes the
 	// socket with a normal closure (1000) before the caller's stop.
 	ReasonClosedCleanly = "bot closed the connection (normal closure)"
@@ -96,24 +95,16 @@ type Conn struct {
 	// Recv's goroutine only.
 	pending   []callsim.Frame
 	readErr   error
+	dec       rtvi.Decoder
 	utterance int    // utterances opened so far
 	open      string // the utterance being spoken ("" none)
 	spoken    string // its words so far
-	sawOutput bool   // bot-output arrived: bot-tts-text repeats it
 }
 
 var _ callsim.FrameLimiter = (*Conn)(nil)
 
 // SetFrameLimit sets the largest frame accepted, from the next read.
 func (c *Conn) SetFrameLimit(n int64) { c.limit.Store(n) }
-
-// message is one RTVI message.
-type message struct {
-	Label string          `json:"label"`
-	Type  string          `json:"type"`
-	ID    string          `json:"id,omitempty"`
-	Data  json.RawMessage `json:"data,omitempty"`
-}
 
 // Send translates one native message into the RTVI messages it stands for.
 func (c *Conn) Send(ctx context.Context, m native.Message) error {
@@ -132,14 +123,11 @@ func (c *Conn) Send(ctx context.Context, m native.Message) error {
 		return c.write(ctx, "send-text", map[string]any{"content": m.Speech.Text,
 			"options": map[string]any{"run_immediately": true, "audio_response": false}})
 	case m.Event == native.EventDTMF && m.DTMF != nil:
-		buttons := make([]string, 0, len(m.DTMF.Digits))
-		for _, r := range m.DTMF.Digits {
-			buttons = append(buttons, string(r))
-		}
-		if len(buttons) == 0 {
+		d := rtvi.DTMF(m.DTMF.Digits)
+		if d == nil {
 			return nil
 		}
-		return c.write(ctx, "dtmf", map[string]any{"buttons": buttons})
+		return c.write(ctx, "dtmf", d)
 	case m.Event == native.EventStop:
 		c.stopped.Store(true)
 		return c.write(ctx, "disconnect-bot", nil)
@@ -152,7 +140,7 @@ func (c *Conn) Send(ctx context.Context, m native.Message) error {
 // the call's data, the function-call report level that names tools and
 // their arguments, then client-ready.
 func (c *Conn) start(ctx context.Context, s *native.Start) error {
-	params, err := StartParams(s)
+	params, err := rtvi.StartParams(s)
 	if err != nil {
 		return err
 	}
@@ -160,12 +148,11 @@ func (c *Conn) start(ctx context.Context, s *native.Start) error {
 		typ  string
 		data any
 	}{
-		{"client-message", clientMessage("eval-connect", map[string]any{"skip_tts": true})},
-		{"client-message", clientMessage(StartType, params)},
-		{"client-message", clientMessage("eval-configure", map[string]any{
+		{"client-message", rtvi.ClientMessage("eval-connect", map[string]any{"skip_tts": true})},
+		{"client-message", rtvi.ClientMessage(StartType, params)},
+		{"client-message", rtvi.ClientMessage("eval-configure", map[string]any{
 			"function_call_report_level": map[string]string{"*": "full"}})},
-		{"client-ready", map[string]any{"version": RTVIVersion,
-			"about": map[string]any{"library": "callproof"}}},
+		{"client-ready", rtvi.ClientReady()},
 	}
 	for _, st := range steps {
 		if err := c.write(ctx, st.typ, st.data); err != nil {
@@ -175,42 +162,12 @@ func (c *Conn) start(ctx context.Context, s *native.Start) error {
 	return nil
 }
 
-func clientMessage(t string, d any) map[string]any { return map[string]any{"t": t, "d": d} }
-
-// StartParams are the call's data as the start client-message carries
-// them: the flat string keys of Twilio's customParameters.
-func StartParams(s *native.Start) (map[string]string, error) {
-	cat, err := json.Marshal(s.Tools.Catalog)
-	if err != nil {
-		return nil, err
-	}
-	p := map[string]string{}
-	for k, v := range s.CustomParameters {
-		p[k] = v
-	}
-	p[twilio.ParamCallID] = s.CallID
-	p[twilio.ParamToolsBaseURL] = s.Tools.BaseURL
-	p[twilio.ParamToolsToken] = s.Tools.Token
-	p[twilio.ParamToolsCatalog] = string(cat)
-	for k, v := range map[string]string{twilio.ParamCallDate: s.CallDate, twilio.ParamTimeZone: s.TimeZone,
-		twilio.ParamToolsMCPURL: s.Tools.MCPURL} {
-		if v != "" {
-			p[k] = v
-		}
-	}
-	return p, nil
-}
-
 // write sends one RTVI message, bounded by the write timeout and ctx.
 func (c *Conn) write(ctx context.Context, typ string, data any) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.nextID++
-	m := map[string]any{"label": Label, "type": typ, "id": "callproof-" + strconv.Itoa(c.nextID)}
-	if data != nil {
-		m["data"] = data
-	}
-	b, err := json.Marshal(m)
+	b, err := rtvi.Encode(typ, "callproof-"+strconv.Itoa(c.nextID), data)
 	if err != nil {
 		return err
 	}
@@ -269,8 +226,8 @@ func (c *Conn) readOne() error {
 	if typ != websocket.TextMessage {
 		return fmt.Errorf("%w: binary frame", callsim.ErrGarbageFrame)
 	}
-	var m message
-	if err := json.Unmarshal(b, &m); err != nil || m.Label != Label || m.Type == "" {
+	m, ok := rtvi.Parse(b)
+	if !ok {
 		return fmt.Errorf("%w: not an RTVI message", callsim.ErrGarbageFrame)
 	}
 	c.translate(m, b)
@@ -316,88 +273,34 @@ func (c *Conn) say(text string, raw []byte) {
 	c.speech(native.PhaseText, text, raw)
 }
 
-// botOutput is the data of bot-output (RTVI 2.x).
-type botOutput struct {
-	Text         string `json:"text"`
-	WillBeSpoken *bool  `json:"will_be_spoken"`
-	Spoken       *bool  `json:"spoken"`
-	SpokenStatus string `json:"spoken_status"`
-	OutputType   string `json:"output_type"`
-}
-
-// functionCall is the data of llm-function-call-in-progress.
-type functionCall struct {
-	ToolCallID   string         `json:"tool_call_id"`
-	FunctionName string         `json:"function_name"`
-	Arguments    map[string]any `json:"arguments"`
-}
-
-func (c *Conn) translate(m message, raw []byte) {
-	switch m.Type {
-	case "bot-ready":
+func (c *Conn) translate(m rtvi.Message, raw []byte) {
+	e := c.dec.Decode(m)
+	switch e.Kind {
+	case rtvi.Ready:
 		c.emit(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: 1, Agent: "pipecat"}}, raw)
-	case "bot-started-speaking":
+	case rtvi.StartedSpeaking:
 		c.beginUtterance(raw)
-	case "bot-stopped-speaking":
+	case rtvi.StoppedSpeaking:
 		c.endUtterance()
-	case "bot-interrupted":
+	case rtvi.Interrupted:
 		if c.open != "" {
 			c.emit(native.Message{Event: native.EventClear, Clear: &native.Clear{ID: c.open}}, raw)
 			c.open = ""
 		}
-	case "bot-output":
-		var d botOutput
-		if json.Unmarshal(m.Data, &d) != nil || d.OutputType == "word" || d.OutputType == "token" {
-			return
-		}
-		c.sawOutput = true
-		if d.WillBeSpoken != nil && !*d.WillBeSpoken {
+	case rtvi.Words:
+		if e.Unspoken && c.open == "" {
 			// Text the bot will not speak (text mode) is an utterance of
 			// its own: it has no speaking time to belong to.
-			if c.open != "" {
-				c.say(d.Text, raw)
-				return
-			}
 			c.beginUtterance(raw)
-			c.say(d.Text, raw)
+			c.say(e.Text, raw)
 			c.endUtterance()
 			return
 		}
-		// Spoken text: once, when its segment is spoken in full.
-		if d.SpokenStatus == "" || d.SpokenStatus == "completed" {
-			c.beginUtterance(raw)
-			c.say(d.Text, raw)
-		}
-	case "bot-tts-text":
-		// The older event of the same words: read only from a bot that
-		// sends no bot-output.
-		if c.sawOutput {
-			return
-		}
-		var d struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(m.Data, &d) == nil {
-			c.beginUtterance(raw)
-			c.say(d.Text, raw)
-		}
-	case "llm-function-call-in-progress":
-		var d functionCall
-		if json.Unmarshal(m.Data, &d) != nil || d.FunctionName == "" {
-			c.emit(native.Message{Event: "rtvi." + m.Type}, raw)
-			return
-		}
-		args := make(map[string]string, len(d.Arguments))
-		for k, v := range d.Arguments {
-			if s, ok := v.(string); ok {
-				args[k] = s
-			} else if b, err := json.Marshal(v); err == nil {
-				args[k] = string(b)
-			}
-		}
-		c.emit(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: d.FunctionName, Args: args}}, raw)
-	case "llm-function-call-started", "llm-function-call-stopped", "user-transcription", "user-input",
-		"error", "error-response", "server-message":
+		c.beginUtterance(raw)
+		c.say(e.Text, raw)
+	case rtvi.Tool:
+		c.emit(native.Message{Event: native.EventToolIntent, ToolIntent: e.Tool}, raw)
+	case rtvi.Note:
 		c.emit(native.Message{Event: "rtvi." + m.Type}, raw)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/internal/rtvi"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
@@ -195,7 +196,7 @@ func TestBotEvents(t *testing.T) {
 	assert.Equal(t, native.ToolIntent{Tool: "update_order", Args: map[string]string{"order_number": "5590", "quantity": "2"}}, *f.Message.ToolIntent)
 	f = recv(t, c)
 	assert.Equal(t, "rtvi.llm-function-call-stopped", f.Message.Event)
-	var stopped message
+	var stopped rtvi.Message
 	require.NoError(t, json.Unmarshal(f.Raw, &stopped))
 	assert.JSONEq(t, `{"tool_call_id": "c1", "cancelled": true}`, string(stopped.Data))
 

@@ -18,6 +18,7 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/callsim/internal/readdeadline"
+	"github.com/callproof/callproof/callsim/internal/rtvi"
 	"github.com/callproof/callproof/internal/rtcpeer"
 	"github.com/callproof/callproof/protocol/native"
 )
@@ -52,6 +53,15 @@ type Conn struct {
 	deadline *timerDeadline
 	rd       *readdeadline.Keeper
 	lastPing time.Time // the frame clock's only; zero: the first tick pings
+
+	stopped atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
+	idMu    sync.Mutex
+	nextID  int // RTVI message ids
+
+	// The data channel's goroutine only: the bot's RTVI events.
+	dec      rtvi.Decoder
+	speaking bool     // between bot-started-speaking and bot-stopped-speaking
+	words    []string // its words since its last transcript
 }
 
 var (
@@ -235,8 +245,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	}
 	c.setStage("connected")
 	c.rd.Alive()
-	return c.sendJSON(map[string]any{"label": "rtvi-ai", "type": "client-ready", "id": "callproof-" + c.t.CallID,
-		"data": map[string]any{"version": "1.0.0", "about": map[string]string{"library": "callproof"}}})
+	return c.sendRTVI("client-ready", rtvi.ClientReady())
 }
 
 // trickle sends the candidates gathered so far in one request, then each
@@ -337,23 +346,94 @@ func (c *Conn) message(m pion.DataChannelMessage) {
 		return
 	}
 	raw := append([]byte(nil), m.Data...)
-	if label, ok := obj["label"]; ok && string(label) == `"rtvi-ai"` {
-		var rtvi struct {
-			Type string          `json:"type"`
-			Data json.RawMessage `json:"data"`
-		}
-		_ = json.Unmarshal(raw, &rtvi)
+	if r, ok := rtvi.Parse(raw); ok {
 		var inner struct {
 			Event string `json:"event"`
 		}
-		if rtvi.Type == "server-message" && json.Unmarshal(rtvi.Data, &inner) == nil && inner.Event != "" {
-			c.native(rtvi.Data)
+		if r.Type == "server-message" && json.Unmarshal(r.Data, &inner) == nil && inner.Event != "" {
+			c.native(r.Data)
 			return
 		}
-		c.Emit(callsim.Frame{Message: native.Message{Event: "rtvi." + rtvi.Type}, Raw: raw})
+		c.bot(r, raw)
+		return
+	}
+	if t, ok := obj["type"]; ok && string(t) == `"`+SignallingType+`"` {
+		c.signalling(raw)
 		return
 	}
 	c.native(raw)
+}
+
+// bot takes one RTVI event: the bot's words are its transcript, given
+// when it stops speaking (or is cut off); its interruption is a clear;
+// a named function call is its tool intent.
+func (c *Conn) bot(m rtvi.Message, raw []byte) {
+	e := c.dec.Decode(m)
+	switch e.Kind {
+	case rtvi.Ready, rtvi.Note:
+		c.Emit(callsim.Frame{Message: native.Message{Event: "rtvi." + m.Type}, Raw: raw})
+	case rtvi.StartedSpeaking:
+		c.giveWords()
+		c.speaking = true
+	case rtvi.StoppedSpeaking:
+		c.speaking = false
+		c.giveWords()
+	case rtvi.Interrupted:
+		if c.speaking {
+			c.speaking = false
+			c.giveWords()
+			c.Clear()
+		}
+	case rtvi.Words:
+		if e.Unspoken {
+			// Text it will not speak has no audio to belong to.
+			c.Emit(callsim.Frame{Message: native.Message{Event: "rtvi." + m.Type}, Raw: raw})
+			return
+		}
+		if e.Text != "" {
+			c.words = append(c.words, e.Text)
+		}
+		if !c.speaking {
+			c.giveWords()
+		}
+	case rtvi.Tool:
+		c.Emit(callsim.Frame{Message: native.Message{Event: native.EventToolIntent, ToolIntent: e.Tool}, Raw: raw})
+	}
+}
+
+// giveWords hands the words so far to the call as the agent's transcript.
+func (c *Conn) giveWords() {
+	if len(c.words) == 0 {
+		return
+	}
+	text := strings.Join(c.words, " ")
+	c.words = c.words[:0]
+	if err := c.Transcript(text); err != nil {
+		c.fail(err)
+	}
+}
+
+// signalling takes one of SmallWebRTC's own messages: peerLeft before the
+// caller's stop is the agent's hang-up (its last words first); the others
+// (renegotiate, trackStatus) are kept as notes.
+func (c *Conn) signalling(raw []byte) {
+	var s struct {
+		Message struct {
+			Type string `json:"type"`
+		} `json:"message"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	if s.Message.Type != PeerLeft {
+		c.Emit(callsim.Frame{Message: native.Message{Event: "webrtc." + SignallingType}, Raw: raw})
+		return
+	}
+	if c.stopped.Load() {
+		return
+	}
+	c.speaking = false
+	c.giveWords()
+	c.HangUp(ReasonPeerLeft)
+	c.fail(errors.New(ReasonPeerLeft))
 }
 
 // native takes one native message from the agent.
@@ -389,8 +469,13 @@ func (c *Conn) native(raw []byte) {
 	c.Emit(callsim.Frame{Message: m, Raw: raw})
 }
 
-func (c *Conn) sendJSON(v any) error {
-	b, err := json.Marshal(v)
+// sendRTVI sends one RTVI message; nil data is left out.
+func (c *Conn) sendRTVI(typ string, data any) error {
+	c.idMu.Lock()
+	c.nextID++
+	id := "callproof-" + strconv.Itoa(c.nextID)
+	c.idMu.Unlock()
+	b, err := rtvi.Encode(typ, id, data)
 	if err != nil {
 		return err
 	}
@@ -420,16 +505,20 @@ func (c *Conn) SetCallDeadline(t time.Time) { c.rd.SetCallDeadline(t) }
 // agent sends nothing (RTP, RTCP or a data-channel message) for d.
 func (c *Conn) SetIdleTimeout(d time.Duration) { c.rd.SetIdleTimeout(d) }
 
-// Send turns one native message into data-channel messages or sound.
+// Send turns one native message into RTVI messages or sound: the start
+// is a client-message with the call's data, DTMF is dtmf with its
+// buttons, the stop is disconnect-bot.
 func (c *Conn) Send(_ context.Context, m native.Message) error {
 	switch m.Event {
 	case native.EventStart:
 		if m.Start == nil {
 			return errors.New("webrtc: start without payload")
 		}
-		st := *m.Start
-		st.TimeScale = 1
-		if err := c.sendJSON(native.Message{Event: native.EventStart, Start: &st}); err != nil {
+		params, err := rtvi.StartParams(m.Start)
+		if err != nil {
+			return err
+		}
+		if err := c.sendRTVI("client-message", rtvi.ClientMessage(rtvi.StartType, params)); err != nil {
 			return err
 		}
 		c.StartClock()
@@ -440,10 +529,14 @@ func (c *Conn) Send(_ context.Context, m native.Message) error {
 		if m.DTMF == nil {
 			return nil
 		}
-		return c.sendJSON(m)
+		if d := rtvi.DTMF(m.DTMF.Digits); d != nil {
+			return c.sendRTVI("dtmf", d)
+		}
+		return nil
 	case native.EventStop:
+		c.stopped.Store(true)
 		c.StopClock()
-		return c.sendJSON(m)
+		return c.sendRTVI("disconnect-bot", nil)
 	}
 	return nil
 }

@@ -63,7 +63,8 @@ func TestCallOverEachSignaling(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newTestPeer(t)
-			tr := &Transport{Signaling: tc.signaling, Trickle: tc.trickle, CallID: "c1", CallDate: "2026-12-07", TimeZone: "America/New_York"}
+			tr := &Transport{Signaling: tc.signaling, Trickle: tc.trickle, CallID: "c1", CallDate: "2026-12-07", TimeZone: "America/New_York",
+				Access: native.Tools{BaseURL: "http://127.0.0.1:1/", Token: "tok"}, CustomParameters: map[string]string{"lang": "en"}}
 			tr.Speech = toneSpeech{}
 			c := dial(t, tr, p.url(tc.path))
 			pc := <-p.newCall
@@ -72,8 +73,8 @@ func TestCallOverEachSignaling(t *testing.T) {
 				Start: &native.Start{CallID: "c1", TimeScale: 0.5, Tools: native.Tools{BaseURL: "http://127.0.0.1:1/"}}}))
 			select {
 			case st := <-pc.start:
-				assert.Equal(t, "c1", st.CallID)
-				assert.Equal(t, 1.0, st.TimeScale, "audio runs in real time")
+				assert.Equal(t, "c1", st["callproofCallId"])
+				assert.Equal(t, "http://127.0.0.1:1/", st["toolsBaseUrl"])
 			case <-time.After(3 * time.Second):
 				t.Fatal("no start on the data channel")
 			}
@@ -102,7 +103,7 @@ func TestCallOverEachSignaling(t *testing.T) {
 				m := <-pc.msgs
 				ping = ping || strings.HasPrefix(m, "ping: ")
 				ready = ready || strings.Contains(m, `"client-ready"`)
-				stop = stop || strings.Contains(m, `"event":"stop"`)
+				stop = stop || strings.Contains(m, `"type":"disconnect-bot"`)
 			}
 			assert.True(t, ping, "keepalive each second")
 			assert.True(t, ready, "RTVI client-ready")
@@ -118,8 +119,9 @@ func TestCallOverEachSignaling(t *testing.T) {
 				assert.Equal(t, 1, p.deletes, "WHIP ends with DELETE")
 			} else {
 				require.Len(t, p.requests, 1)
-				assert.Equal(t, map[string]any{"callproof": map[string]any{"callId": "c1", "callDate": "2026-12-07", "timeZone": "America/New_York"}},
-					p.requests[0]["requestData"])
+				assert.Equal(t, map[string]any{"callproofCallId": "c1", "callDate": "2026-12-07", "timeZone": "America/New_York",
+					"toolsBaseUrl": "http://127.0.0.1:1/", "toolsToken": "tok", "toolsCatalog": "null", "lang": "en"},
+					p.requests[0]["request_data"], "the call's data, as Pipecat's runner keeps it")
 			}
 		})
 	}

@@ -14,13 +14,17 @@ import (
 // (`webrtc.Name`), with the code's value.
 func TestProtocolDocMatchesWebRTC(t *testing.T) {
 	code := map[string]any{
-		"webrtc.DefaultMaxAhead":      DefaultMaxAhead,
-		"webrtc.PingEvery":            PingEvery,
-		"webrtc.Label":                Label,
-		"webrtc.SignalingSmallWebRTC": SignalingSmallWebRTC,
-		"webrtc.SignalingWHIP":        SignalingWHIP,
-		"webrtc.MaxSignalBytes":       int64(MaxSignalBytes),
-		"webrtc.HangupTimeout":        HangupTimeout,
+		"webrtc.DefaultMaxAhead":       DefaultMaxAhead,
+		"webrtc.PingEvery":             PingEvery,
+		"webrtc.Label":                 Label,
+		"webrtc.SignalingSmallWebRTC":  SignalingSmallWebRTC,
+		"webrtc.SignalingWHIP":         SignalingWHIP,
+		"webrtc.MaxSignalBytes":        int64(MaxSignalBytes),
+		"webrtc.HangupTimeout":         HangupTimeout,
+		"webrtc.SignalingPipecatStart": SignalingPipecatStart,
+		"webrtc.SignallingType":        SignallingType,
+		"webrtc.PeerLeft":              PeerLeft,
+		"webrtc.ReasonPeerLeft":        ReasonPeerLeft,
 	}
 	undocumented := map[string]string{
 		"webrtc.DefaultMaxFrameBytes": "the transport's limit until callsim sets its own (callsim.DefaultMaxFrameBytes) before the first read",

@@ -17,7 +17,6 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/internal/rtcpeer"
-	"github.com/callproof/callproof/protocol/native"
 )
 
 // testPeer is a scripted agent on the far end: a pion answerer behind
@@ -37,6 +36,7 @@ type testPeer struct {
 	patches  int
 	deletes  int
 	requests []map[string]any
+	starts   []map[string]any // the /start requests
 	newCall  chan *peerCall
 }
 
@@ -45,8 +45,8 @@ type peerCall struct {
 	pc    *pion.PeerConnection
 	track *pion.TrackLocalStaticSample
 	dc    chan *pion.DataChannel
-	msgs  chan string // data-channel text from the caller
-	start chan native.Start
+	msgs  chan string            // data-channel text from the caller
+	start chan map[string]string // the RTVI client-message start's data
 
 	mu     sync.Mutex
 	frames int // RTP packets from the caller
@@ -59,6 +59,19 @@ func newTestPeer(t *testing.T) *testPeer {
 	p := &testPeer{t: t, api: api, newCall: make(chan *peerCall, 8)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/offer", p.smallOffer)
+	// Pipecat's runner: /start opens a session, its offer follows.
+	mux.HandleFunc("POST /start", func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req["transport"] != "webrtc" {
+			http.Error(w, "bad start", http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		p.starts = append(p.starts, req)
+		p.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(map[string]string{"sessionId": "s-1"})
+	})
+	mux.HandleFunc("POST /sessions/s-1/api/offer", p.smallOffer)
 	mux.HandleFunc("PATCH /api/offer", func(w http.ResponseWriter, r *http.Request) { p.patch(w, r, false) })
 	mux.HandleFunc("POST /whip", p.whipOffer)
 	mux.HandleFunc("PATCH /whip/{id}", func(w http.ResponseWriter, r *http.Request) { p.patch(w, r, true) })
@@ -88,12 +101,18 @@ func (p *testPeer) answerOffer(offer string) (string, *peerCall, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	c := &peerCall{pc: pc, dc: make(chan *pion.DataChannel, 1), msgs: make(chan string, 256), start: make(chan native.Start, 1)}
+	c := &peerCall{pc: pc, dc: make(chan *pion.DataChannel, 1), msgs: make(chan string, 256), start: make(chan map[string]string, 1)}
 	pc.OnDataChannel(func(d *pion.DataChannel) {
 		d.OnMessage(func(m pion.DataChannelMessage) {
-			var msg native.Message
-			if json.Unmarshal(m.Data, &msg) == nil && msg.Event == native.EventStart && msg.Start != nil {
-				c.start <- *msg.Start
+			var msg struct {
+				Type string `json:"type"`
+				Data struct {
+					T string            `json:"t"`
+					D map[string]string `json:"d"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(m.Data, &msg) == nil && msg.Type == "client-message" && msg.Data.T == "start" {
+				c.start <- msg.Data.D
 			}
 			select {
 			case c.msgs <- string(m.Data):

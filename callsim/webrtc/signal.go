@@ -30,9 +30,20 @@ type Signaler interface {
 
 // Signalings (Transport.Signaling, `--signaling`).
 const (
-	SignalingSmallWebRTC = "smallwebrtc"
-	SignalingWHIP        = "whip"
+	SignalingSmallWebRTC  = "smallwebrtc"
+	SignalingWHIP         = "whip"
+	SignalingPipecatStart = "pipecat-start"
 )
+
+// CheckSignaling refuses a signaling this package does not speak ("" is
+// the default, SmallWebRTC).
+func CheckSignaling(s string) error {
+	switch s {
+	case "", SignalingSmallWebRTC, SignalingWHIP, SignalingPipecatStart:
+		return nil
+	}
+	return fmt.Errorf("signaling %q: want %s, %s or %s", s, SignalingSmallWebRTC, SignalingWHIP, SignalingPipecatStart)
+}
 
 // Limits of the signaling requests.
 const (
@@ -102,18 +113,18 @@ func snippet(b []byte) string {
 type smallWebRTC struct {
 	client *http.Client
 	url    string
-	callID string
 	pcID   string
-	// The call's calendar, beside callId in requestData ("" left out).
-	callDate, timeZone string
+	// data is the call's request_data: the flat keys of Twilio's
+	// customParameters.
+	data map[string]string
 }
 
 type swOffer struct {
-	SDP         string         `json:"sdp"`
-	Type        string         `json:"type"`
-	PCID        *string        `json:"pc_id"`
-	RestartPC   bool           `json:"restart_pc"`
-	RequestData map[string]any `json:"requestData,omitempty"`
+	SDP         string            `json:"sdp"`
+	Type        string            `json:"type"`
+	PCID        *string           `json:"pc_id"`
+	RestartPC   bool              `json:"restart_pc"`
+	RequestData map[string]string `json:"request_data,omitempty"`
 }
 
 type swAnswer struct {
@@ -134,14 +145,7 @@ type swPatch struct {
 }
 
 func (s *smallWebRTC) Offer(ctx context.Context, offer string) (string, error) {
-	data := map[string]string{"callId": s.callID}
-	if s.callDate != "" {
-		data["callDate"] = s.callDate
-	}
-	if s.timeZone != "" {
-		data["timeZone"] = s.timeZone
-	}
-	body, err := json.Marshal(swOffer{SDP: offer, Type: "offer", RequestData: map[string]any{"callproof": data}})
+	body, err := json.Marshal(swOffer{SDP: offer, Type: "offer", RequestData: s.data})
 	if err != nil {
 		return "", err
 	}
@@ -182,6 +186,54 @@ func (s *smallWebRTC) Trickle(ctx context.Context, cands []pion.ICECandidateInit
 
 // Hangup: SmallWebRTC ends a call when its peer connection closes.
 func (s *smallWebRTC) Hangup(context.Context) error { return nil }
+
+// pipecatStart is the flow of Pipecat's development runner (and Pipecat
+// Cloud): POST /start {"transport":"webrtc","body":DATA} opens a session,
+// whose id the answer gives; the offer and its candidates then go to
+// /sessions/ID/api/offer as SmallWebRTC's.
+type pipecatStart struct {
+	smallWebRTC
+	start string // the /start URL
+}
+
+// startAnswer is the runner's answer to /start.
+type startAnswer struct {
+	SessionID string `json:"sessionId"`
+}
+
+func (p *pipecatStart) Offer(ctx context.Context, offer string) (string, error) {
+	body, err := json.Marshal(map[string]any{"transport": "webrtc", "body": p.data})
+	if err != nil {
+		return "", err
+	}
+	_, b, err := do(ctx, p.client, http.MethodPost, p.start, "application/json", body, http.StatusOK, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	var a startAnswer
+	if err := json.Unmarshal(b, &a); err != nil || a.SessionID == "" || strings.ContainsAny(a.SessionID, "/?#") {
+		return "", signalErr("POST %s: no usable sessionId in %s", p.start, snippet(b))
+	}
+	u, err := sessionOfferURL(p.start, a.SessionID)
+	if err != nil {
+		return "", err
+	}
+	p.url = u
+	return p.smallWebRTC.Offer(ctx, offer)
+}
+
+// sessionOfferURL is the session's offer URL beside the /start URL: its
+// last path segment replaced by sessions/ID/api/offer.
+func sessionOfferURL(start, id string) (string, error) {
+	u, err := url.Parse(start)
+	if err != nil {
+		return "", signalErr("%s: %v", start, err)
+	}
+	dir := u.Path[:strings.LastIndex(u.Path, "/")+1]
+	u.Path = dir + "sessions/" + url.PathEscape(id) + "/api/offer"
+	u.RawPath = ""
+	return u.String(), nil
+}
 
 // whip is WHIP (RFC 9725): SDP offer and answer, the session a resource
 // at the answer's Location, candidates PATCHed to it as SDP fragments,

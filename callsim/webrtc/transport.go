@@ -13,8 +13,10 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audiocall"
+	"github.com/callproof/callproof/callsim/internal/rtvi"
 	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/internal/rtcpeer"
+	"github.com/callproof/callproof/protocol/native"
 )
 
 // Defaults for Transport.
@@ -29,6 +31,15 @@ const (
 	PingEvery = time.Second
 	// Label is the data channel's label, as Pipecat's client names it.
 	Label = "chat"
+	// SignallingType is the type of SmallWebRTC's own data-channel
+	// messages, {"type":"signalling","message":{"type":…}}.
+	SignallingType = "signalling"
+	// PeerLeft is the signalling message a Pipecat bot sends as it ends
+	// the call.
+	PeerLeft = "peerLeft"
+	// ReasonPeerLeft is the agent's hang-up when it sends peerLeft before
+	// the caller's stop.
+	ReasonPeerLeft = "the agent left the call (peerLeft)"
 )
 
 // Transport dials agents over WebRTC. Speech (in Config) is required; the
@@ -36,7 +47,8 @@ const (
 type Transport struct {
 	audiocall.Config
 
-	// Signaling is SignalingSmallWebRTC (the default) or SignalingWHIP.
+	// Signaling is SignalingSmallWebRTC (the default), SignalingWHIP or
+	// SignalingPipecatStart.
 	Signaling string
 	// Signaler, when set, makes each call's signaling instead (another
 	// server's API; tests).
@@ -57,11 +69,15 @@ type Transport struct {
 	// Per call (see ForCall): CallID names the call to the agent;
 	// RecordDir, when set, holds one recording per call; HearingFor
 	// builds the call's recognizer from its catalogue and records.
-	CallID     string
-	CallDate   string // the call's calendar, sent in requestData ("" left out)
-	TimeZone   string
-	RecordDir  string
-	HearingFor func(c callsim.CallSetup) audiocall.Hearer
+	// CallID, the calendar, Access and CustomParameters are the call's
+	// data, sent as SmallWebRTC's request_data.
+	CallID           string
+	CallDate         string
+	TimeZone         string
+	Access           native.Tools
+	CustomParameters map[string]string
+	RecordDir        string
+	HearingFor       func(c callsim.CallSetup) audiocall.Hearer
 
 	apiOnce sync.Once
 	api     *pion.API
@@ -79,7 +95,8 @@ func (t *Transport) ForCall(c callsim.CallSetup) callsim.Transport {
 	api, err := t.pionAPI()
 	cp := &Transport{Config: t.Config, Signaling: t.Signaling, Signaler: t.Signaler, Trickle: t.Trickle,
 		HTTPClient: t.HTTPClient, AnyAddress: t.AnyAddress, MaxFrameBytes: t.MaxFrameBytes, MaxAhead: t.MaxAhead,
-		CallID: c.ID, CallDate: c.CallDate, TimeZone: c.TimeZone, RecordDir: t.RecordDir, HearingFor: t.HearingFor}
+		CallID: c.ID, CallDate: c.CallDate, TimeZone: c.TimeZone, Access: c.Access, CustomParameters: c.CustomParameters,
+		RecordDir: t.RecordDir, HearingFor: t.HearingFor}
 	// One pion API for every call of the run.
 	cp.apiOnce.Do(func() { cp.api, cp.apiErr = api, err })
 	if t.RecordDir != "" {
@@ -105,13 +122,27 @@ func (t *Transport) signaler(agentURL string) (Signaler, error) {
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	}
-	switch t.Signaling {
-	case "", SignalingSmallWebRTC:
-		return &smallWebRTC{client: client, url: agentURL, callID: t.CallID, callDate: t.CallDate, timeZone: t.TimeZone}, nil
-	case SignalingWHIP:
+	if err := CheckSignaling(t.Signaling); err != nil {
+		return nil, fmt.Errorf("webrtc: %w", err)
+	}
+	if t.Signaling == SignalingWHIP {
 		return &whip{client: client, url: agentURL}, nil
 	}
-	return nil, fmt.Errorf("webrtc: signaling %q: want %s or %s", t.Signaling, SignalingSmallWebRTC, SignalingWHIP)
+	data, err := rtvi.StartParams(t.start())
+	if err != nil {
+		return nil, fmt.Errorf("webrtc: %w", err)
+	}
+	sw := smallWebRTC{client: client, url: agentURL, data: data}
+	if t.Signaling == SignalingPipecatStart {
+		return &pipecatStart{smallWebRTC: sw, start: agentURL}, nil
+	}
+	return &sw, nil
+}
+
+// start is the call's data as its native start would carry it.
+func (t *Transport) start() *native.Start {
+	return &native.Start{CallID: t.CallID, Tools: t.Access, CustomParameters: t.CustomParameters,
+		CallDate: t.CallDate, TimeZone: t.TimeZone}
 }
 
 // Dial offers a call to the agent and returns once ICE is connected, DTLS

@@ -60,10 +60,8 @@ func (a audioFlags) check(scale float64) error {
 	if a.transport != transportWebRTC && (a.signaling != "" || a.trickle) {
 		return fmt.Errorf("--signaling and --trickle are for --transport %s", transportWebRTC)
 	}
-	switch a.signaling {
-	case "", webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP:
-	default:
-		return fmt.Errorf("--signaling %q: want %s or %s", a.signaling, webrtc.SignalingSmallWebRTC, webrtc.SignalingWHIP)
+	if err := webrtc.CheckSignaling(a.signaling); err != nil {
+		return fmt.Errorf("--%w", err)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
-                     [--transport twilio|webrtc] [--signaling smallwebrtc|whip] [--trickle]
+                     [--transport twilio|webrtc] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
                      [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
        callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
                      [--at-once N] [--against FILE]

@@ -18,7 +18,7 @@ import (
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
-                    [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip] [--trickle]
+                    [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET]
                     [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--no-preflight]
        callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--no-preflight]
