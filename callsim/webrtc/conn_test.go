@@ -130,13 +130,7 @@ func TestCallOverEachSignaling(t *testing.T) {
 // Native events and RTVI server messages on the data channel reach the
 // simulator; a clear ends the utterance there.
 func TestDataChannelEvents(t *testing.T) {
-	p := newTestPeer(t)
-	tr := &Transport{}
-	tr.Speech = toneSpeech{}
-	c := dial(t, tr, p.url("/api/offer"))
-	pc := <-p.newCall
-	dc := pc.channel(t)
-	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c"}}))
+	c, pc, dc := startedCall(t)
 	require.NoError(t, dc.SendText(`{"event":"tool_intent","toolIntent":{"tool":"update_order","args":{"order_id":"4471"}}}`))
 	require.NoError(t, dc.SendText(`{"label":"rtvi-ai","type":"server-message","data":{"event":"state","state":{"version":3}}}`))
 	require.NoError(t, dc.SendText(`{"label":"rtvi-ai","type":"bot-ready","id":"x","data":{}}`))

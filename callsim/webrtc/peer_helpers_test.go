@@ -17,6 +17,7 @@ import (
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/internal/rtcpeer"
+	"github.com/callproof/callproof/protocol/native"
 )
 
 // testPeer is a scripted agent on the far end: a pion answerer behind
@@ -319,4 +320,17 @@ var _ audiocall.Speech = toneSpeech{}
 
 func mediaSample(pcm audio.PCM) media.Sample {
 	return media.Sample{Data: audio.EncodeMulaw(pcm), Duration: audio.FrameDuration}
+}
+
+// startedCall is a call to a new test peer over SmallWebRTC, started.
+func startedCall(t *testing.T) (*Conn, *peerCall, *pion.DataChannel) {
+	t.Helper()
+	p := newTestPeer(t)
+	tr := &Transport{}
+	tr.Speech = toneSpeech{}
+	c := dial(t, tr, p.url("/api/offer"))
+	pc := <-p.newCall
+	dc := pc.channel(t)
+	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c"}}))
+	return c, pc, dc
 }

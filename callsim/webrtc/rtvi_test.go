@@ -120,13 +120,7 @@ func TestPipecatBotEvents(t *testing.T) {
 // peerLeft after the caller's stop is the bot following the caller out,
 // not a hang-up.
 func TestPeerLeftAfterStop(t *testing.T) {
-	p := newTestPeer(t)
-	tr := &Transport{}
-	tr.Speech = toneSpeech{}
-	c := dial(t, tr, p.url("/api/offer"))
-	pc := <-p.newCall
-	dc := pc.channel(t)
-	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c"}}))
+	c, _, dc := startedCall(t)
 	require.NoError(t, c.Send(context.Background(), native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: "done"}}))
 	require.NoError(t, dc.SendText(`{"type":"signalling","message":{"type":"peerLeft"}}`))
 	require.NoError(t, dc.SendText(rtviEvent("bot-ready", `{}`)))
