@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,9 +55,10 @@ type Conn struct {
 	rd       *readdeadline.Keeper
 	lastPing time.Time // the frame clock's only; zero: the first tick pings
 
-	stopped atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
-	idMu    sync.Mutex
-	nextID  int // RTVI message ids
+	stopped   atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
+	leaveOnce sync.Once
+	idMu      sync.Mutex
+	nextID    int // RTVI message ids
 
 	// The data channel's goroutine only: the bot's RTVI events.
 	dec      rtvi.Decoder
@@ -432,8 +434,36 @@ func (c *Conn) signalling(raw []byte) {
 	}
 	c.speaking = false
 	c.giveWords()
-	c.HangUp(ReasonPeerLeft)
-	c.fail(errors.New(ReasonPeerLeft))
+	// The bot leaves once its audio is sent; what reached us may still be
+	// waiting to be played (a peer that stalled sends in bursts): the
+	// hang-up comes once it is played, or DefaultMaxAhead later at most.
+	if err := c.PlaceMark(peerLeftMark, 0); err != nil {
+		c.leave()
+		return
+	}
+	go func() {
+		t := time.NewTimer(DefaultMaxAhead)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			c.leave()
+		case <-c.Done():
+		}
+	}()
+}
+
+// peerLeftMark is the mark placed after the audio queued when the bot
+// left.
+const peerLeftMark = "callproof-peer-left"
+
+// leave is the agent's hang-up, once.
+func (c *Conn) leave() {
+	c.leaveOnce.Do(func() {
+		go func() {
+			c.HangUp(ReasonPeerLeft)
+			c.fail(errors.New(ReasonPeerLeft))
+		}()
+	})
 }
 
 // native takes one native message from the agent.
@@ -554,8 +584,13 @@ func (c *Conn) Tick(now time.Time) {
 	}
 }
 
-// Echo: WebRTC has no marks (audiocall.Wire).
-func (c *Conn) Echo([]string) {}
+// Echo: WebRTC has no marks; the one callproof places itself is the
+// bot's leaving (audiocall.Wire).
+func (c *Conn) Echo(names []string) {
+	if slices.Contains(names, peerLeftMark) {
+		c.leave()
+	}
+}
 
 // Close stops the frame clock, hangs up where the signaling can, closes
 // the peer connection, and writes the recording if one was asked for.
