@@ -56,6 +56,7 @@ type Conn struct {
 	lastPing time.Time // the frame clock's only; zero: the first tick pings
 
 	stopped   atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
+	left      atomic.Bool // the bot sent peerLeft: its closing is its hang-up
 	leaveOnce sync.Once
 	idMu      sync.Mutex
 	nextID    int // RTVI message ids
@@ -134,7 +135,11 @@ func (c *Conn) connect(ctx context.Context) error {
 	}
 	c.dc = dc
 	dc.OnOpen(func() { c.openOnce.Do(func() { close(c.opened) }) })
-	dc.OnClose(func() { c.fail(errors.New("the data channel closed")) })
+	dc.OnClose(func() {
+		if !c.left.Load() { // else its hang-up follows, once its audio has played
+			c.fail(errors.New("the data channel closed"))
+		}
+	})
 	dc.OnMessage(c.message)
 	var iceUp atomic.Bool // ICE got through: a failure now is the DTLS handshake's
 	c.pc.OnICEConnectionStateChange(func(s pion.ICEConnectionState) {
@@ -145,7 +150,9 @@ func (c *Conn) connect(ctx context.Context) error {
 	ended := func(what string) {
 		select {
 		case <-c.connected:
-			c.fail(errors.New(what))
+			if !c.left.Load() {
+				c.fail(errors.New(what))
+			}
 		default:
 			if iceUp.Load() {
 				c.fail(fmt.Errorf("DTLS failed (%s)", what))
@@ -432,6 +439,7 @@ func (c *Conn) signalling(raw []byte) {
 	if c.stopped.Load() {
 		return
 	}
+	c.left.Store(true)
 	c.speaking = false
 	c.giveWords()
 	// The bot leaves once its audio is sent; what reached us may still be
