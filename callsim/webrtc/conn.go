@@ -55,11 +55,13 @@ type Conn struct {
 	rd       *readdeadline.Keeper
 	lastPing time.Time // the frame clock's only; zero: the first tick pings
 
-	stopped   atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
-	left      atomic.Bool // the bot sent peerLeft: its closing is its hang-up
-	leaveOnce sync.Once
-	idMu      sync.Mutex
-	nextID    int // RTVI message ids
+	stopped     atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
+	started     atomic.Bool // the caller's start went out
+	left        atomic.Bool // the agent is leaving: its hang-up follows its audio
+	leaveReason atomic.Pointer[string]
+	leaveOnce   sync.Once
+	idMu        sync.Mutex
+	nextID      int // RTVI message ids
 
 	// The data channel's goroutine only: the bot's RTVI events.
 	dec      rtvi.Decoder
@@ -135,11 +137,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	}
 	c.dc = dc
 	dc.OnOpen(func() { c.openOnce.Do(func() { close(c.opened) }) })
-	dc.OnClose(func() {
-		if !c.left.Load() { // else its hang-up follows, once its audio has played
-			c.fail(errors.New("the data channel closed"))
-		}
-	})
+	dc.OnClose(func() { c.closedByAgent("the data channel closed") })
 	dc.OnMessage(c.message)
 	var iceUp atomic.Bool // ICE got through: a failure now is the DTLS handshake's
 	c.pc.OnICEConnectionStateChange(func(s pion.ICEConnectionState) {
@@ -150,9 +148,7 @@ func (c *Conn) connect(ctx context.Context) error {
 	ended := func(what string) {
 		select {
 		case <-c.connected:
-			if !c.left.Load() {
-				c.fail(errors.New(what))
-			}
+			c.fail(errors.New(what))
 		default:
 			if iceUp.Load() {
 				c.fail(fmt.Errorf("DTLS failed (%s)", what))
@@ -168,7 +164,12 @@ func (c *Conn) connect(ctx context.Context) error {
 		case pion.PeerConnectionStateFailed:
 			ended("the peer connection failed")
 		case pion.PeerConnectionStateClosed:
-			ended("the peer connection closed")
+			select {
+			case <-c.connected:
+				c.closedByAgent("the peer connection closed")
+			default:
+				ended("the peer connection closed")
+			}
 		}
 	})
 	c.pc.OnTrack(func(r *pion.TrackRemote, _ *pion.RTPReceiver) { c.watch(func() { c.readAudio(r) }) })
@@ -442,6 +443,31 @@ func (c *Conn) signalling(raw []byte) {
 	c.left.Store(true)
 	c.speaking = false
 	c.giveWords()
+	c.hangUpAfterAudio(ReasonPeerLeft)
+}
+
+// closedByAgent takes the agent closing the call's connection cleanly
+// (its data channel, or DTLS): after the caller's stop it is nothing,
+// after peerLeft the hang-up already under way; otherwise, once the
+// caller's script has started, it is the agent's hang-up after its last
+// audio (a bot whose peerLeft was lost in its close), and before that
+// the connection lost.
+func (c *Conn) closedByAgent(what string) {
+	switch {
+	case c.stopped.Load() || c.left.Load():
+		return
+	case c.started.Load():
+		c.left.Store(true)
+		c.hangUpAfterAudio(ReasonClosedCleanly)
+	default:
+		c.fail(errors.New(what))
+	}
+}
+
+// hangUpAfterAudio is the agent's hang-up once the audio it sent before
+// leaving has played.
+func (c *Conn) hangUpAfterAudio(reason string) {
+	c.leaveReason.Store(&reason)
 	// The bot leaves once its audio is sent; what reached us may still be
 	// waiting to be played (a peer that stalled sends in bursts): the
 	// hang-up comes once it is played, or DefaultMaxAhead later at most.
@@ -460,16 +486,20 @@ func (c *Conn) signalling(raw []byte) {
 	}()
 }
 
-// peerLeftMark is the mark placed after the audio queued when the bot
+// peerLeftMark is the mark placed after the audio queued when the agent
 // left.
 const peerLeftMark = "callproof-peer-left"
 
 // leave is the agent's hang-up, once.
 func (c *Conn) leave() {
 	c.leaveOnce.Do(func() {
+		reason := ReasonPeerLeft
+		if r := c.leaveReason.Load(); r != nil {
+			reason = *r
+		}
 		go func() {
-			c.HangUp(ReasonPeerLeft)
-			c.fail(errors.New(ReasonPeerLeft))
+			c.HangUp(reason)
+			c.fail(errors.New(reason))
 		}()
 	})
 }
@@ -559,6 +589,7 @@ func (c *Conn) Send(_ context.Context, m native.Message) error {
 		if err := c.sendRTVI("client-message", rtvi.ClientMessage(rtvi.StartType, params)); err != nil {
 			return err
 		}
+		c.started.Store(true)
 		c.StartClock()
 		return nil
 	case native.EventSpeech, native.EventSound:

@@ -25,6 +25,7 @@ func TestProtocolDocMatchesWebRTC(t *testing.T) {
 		"webrtc.SignallingType":        SignallingType,
 		"webrtc.PeerLeft":              PeerLeft,
 		"webrtc.ReasonPeerLeft":        ReasonPeerLeft,
+		"webrtc.ReasonClosedCleanly":   ReasonClosedCleanly,
 	}
 	undocumented := map[string]string{
 		"webrtc.DefaultMaxFrameBytes": "the transport's limit until callsim sets its own (callsim.DefaultMaxFrameBytes) before the first read",

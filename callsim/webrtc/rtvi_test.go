@@ -2,6 +2,7 @@ package webrtc
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func TestPipecatBotEvents(t *testing.T) {
 	send(rtviEvent("bot-output", `{"text":"Goodbye.","will_be_spoken":true,"spoken_status":"completed","output_type":"sentence"}`))
 	send(`{"type":"signalling","message":{"type":"peerLeft"}}`)
 	time.Sleep(100 * time.Millisecond) // the message leaves before the close
-	_ = pc.pc.Close()                   // as Pipecat does right after it
+	_ = pc.pc.Close()                  // as Pipecat does right after it
 	got = recvUntil(t, c, 5*time.Second, func(m native.Message) bool { return m.Event == native.EventHangup })
 	assert.Equal(t, ReasonPeerLeft, got[len(got)-1].Hangup.Reason, "the close that follows peerLeft is no connection lost")
 	var words string
@@ -138,4 +139,17 @@ func TestSessionOfferURL(t *testing.T) {
 	u, err = sessionOfferURL("http://127.0.0.1:7860/bot/start?x=1", "ab")
 	require.NoError(t, err)
 	assert.Equal(t, "http://127.0.0.1:7860/bot/sessions/ab/api/offer?x=1", u)
+}
+
+// An agent that closes the connection after the caller's start, with no
+// peerLeft (lost in its close), hangs up once its audio has played.
+func TestCleanCloseIsHangUp(t *testing.T) {
+	c, pc, _ := startedCall(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pc.speak(ctx, tone(440, 600*time.Millisecond, -20))
+	require.NoError(t, pc.pc.Close())
+	got := recvUntil(t, c, 5*time.Second, func(m native.Message) bool { return m.Event == native.EventHangup })
+	assert.Equal(t, ReasonClosedCleanly, got[len(got)-1].Hangup.Reason)
+	assert.True(t, slices.ContainsFunc(got, speechPhase(native.PhaseStart)), "its last audio first: %v", got)
 }

@@ -40,6 +40,10 @@ const (
 	// ReasonPeerLeft is the agent's hang-up when it sends peerLeft before
 	// the caller's stop.
 	ReasonPeerLeft = "the agent left the call (peerLeft)"
+	// ReasonClosedCleanly is the agent's hang-up when it closes the
+	// connection (data channel or DTLS, not a failure) after the caller's
+	// start and before its stop, without peerLeft.
+	ReasonClosedCleanly = "the agent closed the connection cleanly"
 )
 
 // Transport dials agents over WebRTC. Speech (in Config) is required; the
