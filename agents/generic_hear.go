@@ -438,6 +438,7 @@ func (d *genericDomain) assign(args []toolArg, ts []string, en entity.Entity, fi
 	type cand struct {
 		name, v string
 		cue     bool
+		kind    argKind
 	}
 	var cands []cand
 	seen := map[string]bool{}
@@ -450,14 +451,24 @@ func (d *genericDomain) assign(args []toolArg, ts []string, en entity.Entity, fi
 			continue
 		}
 		seen[ta.arg.Name] = true
-		cands = append(cands, cand{ta.arg.Name, v, cued(ts, en.Span.Start, ta.arg.Name)})
+		cands = append(cands, cand{ta.arg.Name, v, cued(ts, en.Span.Start, ta.arg.Name), d.kind(ta.tool, ta.arg)})
 	}
 	if len(cands) == 0 {
 		return "", ""
 	}
+	// A number of four digits or more names a record rather than counts
+	// people or units, whatever word came before it.
+	long := en.Dim == entity.DimNumber && len(en.Value) >= 4 && !strings.Contains(en.Value, ".")
 	for _, c := range cands {
-		if c.cue {
+		if c.cue && !(long && c.kind == kindInt) {
 			return c.name, c.v
+		}
+	}
+	if long {
+		for _, c := range cands {
+			if d.isKey(c.name) && !filled[c.name] {
+				return c.name, c.v
+			}
 		}
 	}
 	for _, c := range cands {
@@ -502,10 +513,13 @@ func (d *genericDomain) fit(t trace.ToolSpec, a trace.ArgSpec, en entity.Entity)
 	case kindNumber:
 		if en.Dim == entity.DimMoney || en.Dim == entity.DimNumber && !en.Ordinal {
 			vals = en.Values()
+			if isAmount(a) {
+				vals = append(moneyReadings(en), vals...)
+			}
 		}
 	case kindMoney:
 		if en.Dim == entity.DimMoney || en.Dim == entity.DimNumber && !en.Ordinal {
-			for _, v := range en.Values() {
+			for _, v := range append(moneyReadings(en), en.Values()...) {
 				if f, err := strconv.ParseFloat(v, 64); err == nil {
 					vals = append(vals, fmt.Sprintf("%.2f", f), v)
 				}
@@ -537,6 +551,23 @@ func (d *genericDomain) fit(t trace.ToolSpec, a trace.ArgSpec, en entity.Entity)
 		}
 	}
 	return "", false
+}
+
+// moneyReadings are a number's readings as an amount ("eighty-six
+// twenty-five" is 8625 or 86.25).
+func moneyReadings(en entity.Entity) []string {
+	var out []string
+	for _, a := range en.Alternatives {
+		if a.Dim == entity.DimMoney {
+			out = append(out, a.Value)
+		}
+	}
+	return out
+}
+
+// isAmount reports a number argument that holds money.
+func isAmount(a trace.ArgSpec) bool {
+	return hasAny(nameWords(a.Name+" "+a.Description), "amount", "price", "cost", "dollars", "euros", "total", "fee")
 }
 
 func contains(list []string, v string) bool {

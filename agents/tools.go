@@ -316,8 +316,8 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		}
 		// A create answered with another record than it asked for is as
 		// broken as no answer: whether it landed is checked below.
-		wrongMade := res.kind == resOK && spec.Effect == trace.EffectCreate && p.ledger &&
-			(res.record.Table != spec.Table || !holds(*res.record, spec, kn, args))
+		wrongMade := res.kind == resOK && p.ledger && (spec.Effect == trace.EffectCreate || targets(spec) && p.read.Name == "") &&
+			(res.record.Table != spec.Table || !holds(*res.record, spec, kn, args) || targets(spec) && res.record.Key != args[kn])
 		if res.kind == resOK && spec.Effect == trace.EffectCreate && main && !wrongMade {
 			out.created = append(out.created, res.record.Key)
 		}
