@@ -553,12 +553,14 @@ func (d *genericDomain) fit(t trace.ToolSpec, a trace.ArgSpec, en entity.Entity)
 	return "", false
 }
 
-// moneyReadings are a number's readings as an amount ("eighty-six
-// twenty-five" is 8625 or 86.25).
+// moneyReadings are the readings of a number said as a pair that come
+// before its whole reading: "eighty-six twenty-five" is 86.25 rather than
+// 8625, but "two fifty" is 250 rather than 2.50 (dollars under ten are
+// not said in pairs).
 func moneyReadings(en entity.Entity) []string {
 	var out []string
 	for _, a := range en.Alternatives {
-		if a.Dim == entity.DimMoney {
+		if f, err := strconv.ParseFloat(a.Value, 64); err == nil && a.Dim == entity.DimMoney && f >= 10 {
 			out = append(out, a.Value)
 		}
 	}
