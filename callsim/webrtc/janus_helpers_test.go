@@ -18,7 +18,6 @@ import (
 	"io"
 	"math"
 	"math/cmplx"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/internal/interop"
+	"github.com/callproof/callproof/internal/netns"
 )
 
 const (
@@ -62,16 +62,14 @@ const (
 	janusRequest      = 10 * time.Second // one plain request to the HTTP API
 	janusLongPoll     = 35 * time.Second // one long poll (janus answers a keepalive after 30 s)
 	janusAnswerWait   = 10 * time.Second // the offer's answer event
-	netnsCmdTimeout   = 10 * time.Second // one `ip netns …` command
 )
 
 // janusNS is a network namespace with janus running in it.
 type janusNS struct {
-	ip   string // the ip command
-	name string // the namespace, callproof-janus-<random>
-	dir  string // configs, janus's log, the children's results
-	url  string // the HTTP API, reachable from inside the namespace only
-	log  string // janus's stdout and stderr
+	ns  *netns.NS // callproof-janus-<random>
+	dir string    // configs, janus's log, the children's results
+	url string    // the HTTP API, reachable from inside the namespace only
+	log string    // janus's stdout and stderr
 
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when janus has exited
@@ -95,15 +93,12 @@ func janusLibs() (plugin, transport string, err error) {
 
 // startJanusNS creates the namespace, starts janus in it and waits until
 // its HTTP API answers. It skips the test when not root, when `ip netns
-// add` fails or when janus is not installed (a failure under `make test`,
-// `make interop` and CI: interop.Missing).
+// add` or the veth fails or when janus is not installed (a failure under
+// `make test`, `make interop` and CI: interop.Missing).
 // Cleanup stops janus, then deletes the namespace, even when the test
 // fails.
 func startJanusNS(t *testing.T) *janusNS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("janus interop: needs root, to create a network namespace (ip netns add)")
-	}
 	janusBin, err := exec.LookPath("janus")
 	if err == nil {
 		_, _, err = janusLibs()
@@ -112,47 +107,23 @@ func startJanusNS(t *testing.T) *janusNS {
 		msg := fmt.Sprintf("janus interop: janus is not installed (scripts/install-janus.sh): %v", err)
 		interop.Missing(t, msg)
 	}
-	ipBin, err := exec.LookPath("ip")
-	if err != nil {
-		t.Skipf("janus interop: no `ip` (iproute2, scripts/install-janus.sh): %v", err)
+	ns := netns.New(t, "callproof-janus-")
+	if ns == nil {
+		return nil
 	}
-
-	sweepStaleNamespaces(t, ipBin)
 	j := &janusNS{
-		ip:     ipBin,
-		name:   "callproof-janus-" + randomHex(4),
+		ns:     ns,
 		dir:    t.TempDir(),
 		url:    fmt.Sprintf("http://127.0.0.1:%d/janus", janusPort),
 		exited: make(chan struct{}),
 	}
-	if out, err := runBounded(ipBin, "netns", "add", j.name); err != nil {
-		t.Skipf("janus interop: `ip netns add %s` failed (no network namespaces here?): %v: %s", j.name, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := runBounded(ipBin, "netns", "del", j.name); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", j.name, err, out)
-		}
-	})
-	if out, err := runBounded(ipBin, "netns", "exec", j.name, ipBin, "link", "set", "lo", "up"); err != nil {
-		t.Fatalf("ip netns exec %s ip link set lo up: %v: %s", j.name, err, out)
-	}
 	// Janus gathers no candidate on a loopback interface (ice.c skips
 	// IFF_LOOPBACK), so it gets a loopback address of its own on an
-	// interface that is not lo: one end of a veth pair whose two ends stay
-	// in the namespace. Local addresses are delivered over lo, so every
-	// packet still travels the namespace's loopback, between 127.0.0.1
-	// (ours) and janusICEAddr (janus's).
-	for _, args := range [][]string{
-		{"link", "add", janusVeth, "type", "veth", "peer", "name", janusVethPeer},
-		{"link", "set", janusVeth, "addrgenmode", "none"}, // no IPv6 link-local
-		{"link", "set", janusVethPeer, "addrgenmode", "none"},
-		{"addr", "add", janusICEAddr + "/32", "dev", janusVeth},
-		{"link", "set", janusVethPeer, "up"},
-		{"link", "set", janusVeth, "up"},
-	} {
-		if out, err := runBounded(ipBin, append([]string{"-n", j.name}, args...)...); err != nil {
-			t.Skipf("janus interop: `ip -n %s %s` failed (no veth here?): %v: %s", j.name, strings.Join(args, " "), err, out)
-		}
+	// interface that is not lo (netns.AddLoopbackVeth). Every packet still
+	// travels the namespace's lo, between 127.0.0.1 (ours) and
+	// janusICEAddr (janus's).
+	if err := ns.AddLoopbackVeth(janusVeth, janusVethPeer, janusICEAddr); err != nil {
+		interop.Missing(t, fmt.Sprintf("janus interop: no veth here? %v", err))
 	}
 
 	conf := filepath.Join(j.dir, "conf")
@@ -163,14 +134,14 @@ func startJanusNS(t *testing.T) *janusNS {
 	defer logf.Close()
 	// `ip netns exec` enters the namespace and execs janus: the process
 	// started is janus itself.
-	j.cmd = exec.Command(ipBin, "netns", "exec", j.name, janusBin,
+	j.cmd = ns.Command(context.Background(), janusBin,
 		"--config="+filepath.Join(conf, "janus.jcfg"),
 		"--configs-folder="+conf,
 		"--plugins-folder="+filepath.Join(conf, "plugins"),
 		"--disable-colors", "--debug-level=4", "--debug-timestamps")
 	j.cmd.Stdout, j.cmd.Stderr = logf, logf
-	// Should the test binary die without its cleanup, janus dies with it.
-	j.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Should the test binary die without its cleanup, janus dies with it
+	// (Pdeathsig, set by netns).
 	require.NoError(t, j.cmd.Start(), "start janus")
 	go func() {
 		err := j.cmd.Wait()
@@ -187,41 +158,8 @@ func startJanusNS(t *testing.T) *janusNS {
 	if res.Err != "" {
 		t.Fatalf("janus did not answer GET %s/info within %v: %s\njanus log:\n%s", j.url, janusStartTimeout, res.Err, j.logTail())
 	}
-	t.Logf("janus %s up in %v in namespace %s (plugins %v, transports %v)", res.Info.Version, time.Since(started).Round(time.Millisecond), j.name, res.Info.Plugins, res.Info.Transports)
+	t.Logf("janus %s up in %v in namespace %s (plugins %v, transports %v)", res.Info.Version, time.Since(started).Round(time.Millisecond), j.ns.Name, res.Info.Plugins, res.Info.Transports)
 	return j
-}
-
-// staleNamespace is how old a namespace of this test with no process in
-// it must be before another run deletes it: a run takes under 2 minutes,
-// so only one whose test binary died without its cleanup (a -timeout
-// panic, a kill) is that old and empty.
-const staleNamespace = 10 * time.Minute
-
-// sweepStaleNamespaces deletes the callproof-janus-* namespaces a killed
-// run left behind (empty, and older than staleNamespace).
-func sweepStaleNamespaces(t *testing.T, ipBin string) {
-	out, err := runBounded(ipBin, "netns", "list")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-		if !strings.HasPrefix(name, "callproof-janus-") {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join("/run/netns", name))
-		if err != nil || time.Since(fi.ModTime()) < staleNamespace {
-			continue
-		}
-		if pids, err := runBounded(ipBin, "netns", "pids", name); err != nil || len(bytes.TrimSpace(pids)) > 0 {
-			continue
-		}
-		if out, err := runBounded(ipBin, "netns", "del", name); err != nil {
-			t.Logf("a stale namespace %s stays: %v: %s", name, err, out)
-		} else {
-			t.Logf("deleted the stale namespace %s (created %v, empty)", name, fi.ModTime().Format(time.RFC3339))
-		}
-	}
 }
 
 // stop ends janus: SIGTERM, then SIGKILL if it is still running
@@ -349,13 +287,6 @@ admin: {
 	return nil
 }
 
-// runBounded runs a short command, killed after netnsCmdTimeout.
-func runBounded(name string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), netnsCmdTimeout)
-	defer cancel()
-	return exec.CommandContext(ctx, name, args...).CombinedOutput()
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -420,25 +351,11 @@ func (j *janusNS) child(t *testing.T, p childParams, timeout time.Duration) chil
 	p.URL = j.url
 	p.Out = filepath.Join(j.dir, fmt.Sprintf("child-%d.json", j.kids))
 	p.Timeout = timeout - 5*time.Second
-	host, err := os.Readlink("/proc/self/ns/net")
+	host, err := netns.Current()
 	require.NoError(t, err)
 	p.HostNetNS = host
-	params, err := json.Marshal(p)
-	require.NoError(t, err)
-	self, err := os.Executable()
-	require.NoError(t, err)
-
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, j.ip, "netns", "exec", j.name, self,
-		"-test.run=^TestJanusEchoChild$", "-test.v", "-test.count=1", "-test.timeout="+timeout.String())
-	cmd.Env = append(os.Environ(), janusChildEnv+"="+string(params))
-	cmd.WaitDelay = 2 * time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
-	t.Logf("child %d (%s):\n%s", j.kids, p.Mode, indent(out.String()))
+	out, runErr := j.ns.Child("TestJanusEchoChild", janusChildEnv, p, timeout)
+	t.Logf("child %d (%s):\n%s", j.kids, p.Mode, indent(out))
 
 	var res childResult
 	b, err := os.ReadFile(p.Out)
@@ -474,9 +391,9 @@ func childParamsFromEnv(t *testing.T) childParams {
 
 // checkIsolated makes sure the child is where it must be: not in the
 // test's network namespace, in one with no interface but lo and the
-// test's veth, and no address that is not a loopback one.
+// test's veth, and no address outside 127.0.0.0/8.
 func checkIsolated(p childParams, res *childResult) error {
-	ns, err := os.Readlink("/proc/self/ns/net")
+	ns, err := netns.Current()
 	if err != nil {
 		return err
 	}
@@ -484,24 +401,9 @@ func checkIsolated(p childParams, res *childResult) error {
 	if ns == p.HostNetNS {
 		return fmt.Errorf("still in the host's network namespace %s", ns)
 	}
-	ifs, err := net.Interfaces()
+	res.Interfaces, err = netns.CheckIsolated(janusVeth, janusVethPeer)
 	if err != nil {
 		return err
-	}
-	for _, i := range ifs {
-		res.Interfaces = append(res.Interfaces, i.Name)
-		if i.Flags&net.FlagLoopback == 0 && i.Name != janusVeth && i.Name != janusVethPeer {
-			return fmt.Errorf("the namespace has an interface %s the test did not make", i.Name)
-		}
-		addrs, err := i.Addrs()
-		if err != nil {
-			return err
-		}
-		for _, a := range addrs {
-			if ip, _, err := net.ParseCIDR(a.String()); err != nil || !ip.IsLoopback() {
-				return fmt.Errorf("the namespace's %s has address %s, not a loopback one", i.Name, a)
-			}
-		}
 	}
 	u := strings.TrimPrefix(p.URL, "http://")
 	if !strings.HasPrefix(u, "127.0.0.1:") {

@@ -18,6 +18,7 @@ type params struct{ Dev string }
 func TestChildInNamespace(t *testing.T) {
 	ns := New(t, "callproof-netnstest-")
 	require.NoError(t, ns.AddLoopbackVeth("nt0", "nt1", "127.0.0.2"))
+	require.NoError(t, ns.DropIPv6())
 	assert.Error(t, ns.AddLoopbackVeth("nt2", "nt3", "10.0.0.1"), "a private address")
 	start := time.Now()
 	out, err := ns.Child("TestChildSide", childEnv, params{Dev: "nt0"}, 30*time.Second)
@@ -37,5 +38,6 @@ func TestChildSide(t *testing.T) {
 	}
 	ifs, err := CheckIsolated(p.Dev, "nt1")
 	require.NoError(t, err, "interfaces %v", ifs)
+	require.NoError(t, IPv4Only())
 	t.Logf("saw [%s]", strings.Join(ifs, " "))
 }

@@ -200,7 +200,7 @@ func tail(s string, n int) string {
 func (s *Server) HTTPURL() string { return strings.Replace(s.URL, "ws://", "http://", 1) }
 
 // InNamespace runs the test t inside a network namespace of its own that
-// has lo only: it re-executes the test binary there as t alone and returns
+// has lo with 127.0.0.1 only: it re-executes the test binary there as t alone and returns
 // false (the parent's work is done: the child passed, or t failed or
 // skipped as it did), or, in that child, checks the namespace and returns
 // true: the caller runs the test's body, server and SDK participants alike
@@ -208,12 +208,19 @@ func (s *Server) HTTPURL() string { return strings.Replace(s.URL, "ws://", "http
 func InNamespace(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(EnvChild) != "" {
-		if ifs, err := netns.CheckIsolated(); err != nil {
+		ifs, err := netns.CheckIsolated()
+		if err == nil {
+			err = netns.IPv4Only()
+		}
+		if err != nil {
 			t.Fatalf("livekit child: %v (interfaces %v)", err, ifs)
 		}
 		return true
 	}
 	ns := netns.New(t, "callproof-livekit-")
+	if err := ns.DropIPv6(); err != nil {
+		t.Fatal(err)
+	}
 	started := time.Now()
 	out, err := ns.Child(t.Name(), EnvChild, true, ChildTimeout)
 	took := time.Since(started).Round(time.Millisecond)
