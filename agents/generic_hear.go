@@ -534,7 +534,8 @@ func (d *genericDomain) fit(t trace.ToolSpec, a trace.ArgSpec, en entity.Entity)
 	case kindCode:
 		switch en.Dim {
 		case entity.DimCode:
-			vals = en.Values()
+			// The code as written too: a pattern may want its dash.
+			vals = append(en.Values(), strings.ToUpper(en.Text))
 		case entity.DimNumber:
 			if !en.Ordinal && !strings.Contains(en.Value, ".") {
 				vals = []string{en.Value}
