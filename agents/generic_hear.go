@@ -642,11 +642,22 @@ func (d *genericDomain) ask(tool string, args map[string]string) string {
 func (d *genericDomain) readTool(tool string) trace.ToolSpec {
 	t, _ := trace.Catalog(d.cat, tool)
 	for _, r := range d.cat {
-		if r.Effect == trace.EffectRead && r.Table == t.Table && r.KeyArg != "" {
+		if r.Effect == trace.EffectRead && r.Table == t.Table && r.KeyArg != "" && keyOnly(r) {
 			return r
 		}
 	}
 	return trace.ToolSpec{}
+}
+
+// keyOnly reports a read that needs nothing but its key: one that wants
+// more cannot be called with what a write knows.
+func keyOnly(r trace.ToolSpec) bool {
+	for _, a := range r.Args {
+		if a.Required && a.Name != r.KeyArg {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *genericDomain) updateTool(tool string) trace.ToolSpec {

@@ -57,6 +57,20 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 			out[i] = again[0]
 		}
 	}
+	if dump := os.Getenv("GENERIC_DUMP"); dump != "" {
+		// Each call's events, one a line, for reading failures.
+		for _, c := range out {
+			var b strings.Builder
+			for _, ev := range c.History.Events {
+				if strings.Contains(string(ev.Kind), "partial") || strings.Contains(string(ev.Kind), "text") {
+					continue
+				}
+				data, _ := json.Marshal(ev.Data)
+				fmt.Fprintf(&b, "%6dms %s %s\n", ev.At.Milliseconds(), ev.Kind, data)
+			}
+			_ = os.WriteFile(filepath.Join(dump, cfg.Name+"-"+c.Score.Scenario+".txt"), []byte(b.String()), 0o644)
+		}
+	}
 	return out
 }
 
@@ -109,17 +123,6 @@ func TestGenericPacksExplore(t *testing.T) {
 		cfg.Generic = true
 		for _, c := range playPack(t, cfg, dir) {
 			s := c.Score
-			if dump := os.Getenv("GENERIC_DUMP"); dump != "" {
-				var b strings.Builder
-				for _, ev := range c.History.Events {
-					if strings.Contains(string(ev.Kind), "partial") || strings.Contains(string(ev.Kind), "text") {
-						continue
-					}
-					data, _ := json.Marshal(ev.Data)
-					fmt.Fprintf(&b, "%6dms %s %s\n", ev.At.Milliseconds(), ev.Kind, data)
-				}
-				_ = os.WriteFile(filepath.Join(dump, name+"-"+s.Scenario+".txt"), []byte(b.String()), 0o644)
-			}
 			t.Logf("%s %-45s %-8s integrity=%v %s %s", name, s.Scenario, s.Outcome, s.Integrity, s.Primary, failedAxes(s))
 		}
 	}
