@@ -259,6 +259,17 @@ func (d *genericDomain) understand(text, action string) heard {
 			}
 		}
 	}
+	// Free text named by its argument ("the note ring twice"): the words
+	// after the name, to the end of the clause.
+	for _, ta := range args {
+		if filled[ta.arg.Name] || d.kind(ta.tool, ta.arg) != kindText || target == "" {
+			continue
+		}
+		if v := namedText(text, ta.arg.Name); v != "" && matches(ta.arg, v) {
+			filled[ta.arg.Name] = true
+			h.slots[ta.arg.Name] = v
+		}
+	}
 	// A withdrawal needs something to withdraw. "Cancel that" while a
 	// request is in force withdraws it; only a record named with it asks
 	// for a cancel of its own.
@@ -369,6 +380,38 @@ func properNames(text string, ts []string, ents []entity.Entity) []entity.Entity
 		opens = strings.ContainsAny(raw[len(raw)-1:], ".!?")
 	}
 	return out
+}
+
+// namedText returns the words after the argument's last name word, up to
+// the end of the clause ("... and the note birthday." → "birthday").
+func namedText(text, arg string) string {
+	names := nameWords(arg)
+	if len(names) == 0 {
+		return ""
+	}
+	last := names[len(names)-1]
+	words := strings.Fields(text)
+	for i, w := range words {
+		if strings.ToLower(strings.Trim(w, ".,;:!?\"'")) != last {
+			continue
+		}
+		var out []string
+		for _, x := range words[i+1:] {
+			bare := strings.Trim(x, ".,;:!?\"'")
+			switch l := strings.ToLower(bare); {
+			case len(out) == 0 && (l == "is" || l == "to" || l == "as" || l == "should" || l == "be" || l == "reads" || l == "say" || l == "says"):
+				continue
+			case l == "and" || l == "please" || bare == "":
+				return strings.Join(out, " ")
+			}
+			out = append(out, bare)
+			if bare != x {
+				break // punctuation ends the clause
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	return ""
 }
 
 // digitWords are the digits said as words inside a spelled code.
