@@ -22,6 +22,7 @@ suites=(
 	"pipecat twilio mcp ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^mcp-tools$"
 	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^m]"
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
+	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^netns$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"

@@ -43,7 +43,7 @@ prebuild() { # compiles every test binary in parallel, running no test
 # -skip pattern; its slashes separate subtest levels, as in -run). The
 # other half of each suite still runs here, and a missing framework
 # (node, janus) still fails it: CALLPROOF_INTEROP_REQUIRED.
-INTEROP_TESTS=${INTEROP_TESTS-'^(TestWebRTCCoreMatchesWebSocket|TestRunTwilioPipecatBot|TestInteropOpenAIAgentsTwilio|TestRunTwilioOpenAIAgent|TestOpenAIAgentBargeInDuringTool)$/^(naive|confirms|reply_wholly_sent|http|mcp-tools|held-http|held-mcp)$'}
+INTEROP_TESTS=${INTEROP_TESTS-'^(TestWebRTCCoreMatchesWebSocket|TestRunTwilioPipecatBot|TestRunWebRTCPipecatBot|TestInteropOpenAIAgentsTwilio|TestRunTwilioOpenAIAgent|TestOpenAIAgentBargeInDuringTool)$/^(naive|confirms|reply_wholly_sent|http|mcp-tools|held-http|held-mcp|netns)$'}
 # Packages whose tests place no call in real time: make test runs them two
 # at a time.
 LIGHT_PACKAGES="./calibrate/ ./internal/... ./packgen/ ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./spoken/ ./trace/"

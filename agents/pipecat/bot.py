@@ -23,7 +23,9 @@ posts to the tools URL and bearer token of the call (toolsBaseUrl,
 toolsToken). Over Twilio they arrive in the start's customParameters,
 which Pipecat's runner hands the bot as the call's body; over the eval
 wire, in an RTVI client-message "start" the bot reads in its
-on_client_message handler. With --tools mcp the bot has no tool code:
+on_client_message handler. Over SmallWebRTC (POST /api/offer, served
+with Pipecat's SmallWebRTCRequestHandler as its runner serves it) they
+arrive in the offer's request_data, the runner's per-call body. With --tools mcp the bot has no tool code:
 Pipecat's own MCPClient takes the call's tools from its MCP URL
 (toolsMcpUrl) with the same token.
 
@@ -46,7 +48,7 @@ import wave
 
 import aiohttp
 import uvicorn
-from fastapi import FastAPI, WebSocket
+from fastapi import BackgroundTasks, FastAPI, WebSocket
 from loguru import logger
 from pocketsphinx import Decoder
 
@@ -64,7 +66,8 @@ from pipecat.processors.aggregators.llm_response_universal import (
     LLMUserAggregatorParams,
 )
 from pipecat.evals.transport import EvalTransportParams
-from pipecat.runner.types import WebSocketRunnerArguments
+from pipecat.processors.frameworks.rtvi import RTVIFunctionCallReportLevel, RTVIObserverParams
+from pipecat.runner.types import SmallWebRTCRunnerArguments, WebSocketRunnerArguments
 from pipecat.runner.utils import create_transport, parse_telephony_websocket
 from pipecat.transcriptions.language import Language
 from pipecat.serializers.twilio import TwilioFrameSerializer
@@ -74,6 +77,13 @@ from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.services.settings import STTSettings, TTSSettings
 from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
+from pipecat.transports.base_transport import TransportParams
+from pipecat.transports.smallwebrtc.request_handler import (
+    IceCandidate,
+    SmallWebRTCPatchRequest,
+    SmallWebRTCRequest,
+    SmallWebRTCRequestHandler,
+)
 from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
 from pipecat.utils.time import time_now_iso8601
 
@@ -260,6 +270,20 @@ async def run_bot(websocket: WebSocket, args) -> None:
                 serializer=serializer,
             ),
         )
+    await run_pipeline(transport, transport_type, call, args)
+
+
+async def run_webrtc_bot(connection, body, args) -> None:
+    """A SmallWebRTC call, its transport made as the runner makes it."""
+    call = dict(body or {})
+    transport = await create_transport(
+        SmallWebRTCRunnerArguments(webrtc_connection=connection, body=body),
+        {"webrtc": lambda: TransportParams(audio_in_enabled=True, audio_out_enabled=True)},
+    )
+    await run_pipeline(transport, "webrtc", call, args)
+
+
+async def run_pipeline(transport, transport_type: str, call: dict, args) -> None:
     llm = OpenAILLMService(
         api_key="not-used-by-the-fake",
         base_url=args.llm_url,
@@ -295,6 +319,9 @@ async def run_bot(websocket: WebSocket, args) -> None:
     task = PipelineTask(
         pipeline,
         params=PipelineParams(audio_in_sample_rate=8000, audio_out_sample_rate=8000),
+        # Function calls reported by name and arguments (Pipecat reports
+        # only their ids by default): callproof reads them as tool intents.
+        rtvi_observer_params=RTVIObserverParams(function_call_report_level={"*": RTVIFunctionCallReportLevel.FULL}),
     )
 
     @task.rtvi.event_handler("on_client_message")
@@ -331,6 +358,23 @@ def main() -> None:
     async def ws(websocket: WebSocket):
         await websocket.accept()
         await run_bot(websocket, args)
+
+    webrtc = SmallWebRTCRequestHandler()
+
+    @app.post("/api/offer")
+    async def offer(request: dict, background_tasks: BackgroundTasks):
+        req = SmallWebRTCRequest.from_dict(request)
+
+        async def connected(connection):
+            background_tasks.add_task(run_webrtc_bot, connection, req.request_data, args)
+
+        return await webrtc.handle_web_request(request=req, webrtc_connection_callback=connected)
+
+    @app.patch("/api/offer")
+    async def candidates(request: dict):
+        await webrtc.handle_patch_request(SmallWebRTCPatchRequest(
+            pc_id=request["pc_id"], candidates=[IceCandidate(**c) for c in request.get("candidates", [])]))
+        return {"status": "success"}
 
     sock = socket.socket()
     sock.bind((args.host, args.port))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/callproof/callproof/internal/subproc"
@@ -63,15 +64,22 @@ func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Pr
 }
 
 // StartBot starts bot.py with its model at llmURL; its URL is its Twilio
-// Media Streams endpoint (ws://…/ws). cancel is update_order's
-// cancel_on_interruption (Pipecat's default is true); flags are more of
-// bot.py's (e.g. "--tools", "mcp").
+// Media Streams (and eval) endpoint (ws://…/ws), OfferURL its SmallWebRTC
+// one. cancel is update_order's cancel_on_interruption (Pipecat's default
+// is true); flags are more of bot.py's (e.g. "--tools", "mcp").
 func StartBot(ctx context.Context, python, root, llmURL string, cancel bool, flags ...string) (*Process, error) {
 	args := []string{"-W", "ignore::DeprecationWarning", "bot.py", "--llm-url", llmURL}
 	if !cancel {
 		args = append(args, "--no-cancel-on-interruption")
 	}
 	return start(ctx, python, root, append(args, flags...)...)
+}
+
+// OfferURL is the bot's SmallWebRTC signaling URL (POST /api/offer),
+// beside its /ws.
+func (p *Process) OfferURL() string {
+	u := strings.Replace(p.URL, "ws://", "http://", 1)
+	return strings.TrimSuffix(u, "/ws") + "/api/offer"
 }
 
 // start runs python with args in agents/pipecat and waits, until ctx ends,

@@ -170,6 +170,11 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		t.Fatal(err)
 	}
 	defer func() { _, _ = bot.Stop() }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("bot log:\n%s", bot.Log())
+		}
+	}()
 
 	out := filepath.Join(t.TempDir(), "out")
 	cli := func(args ...string) (int, string, string) { return fxCLI(t, args...) }
@@ -177,7 +182,11 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if transport == "" {
 		transport = transportTwilio
 	}
-	args := []string{"run", "--transport", transport, "--agent", bot.URL, "--out", out, "--concurrency", "1"}
+	agent := bot.URL
+	if transport == transportWebRTC {
+		agent = bot.OfferURL()
+	}
+	args := []string{"run", "--transport", transport, "--agent", agent, "--out", out, "--concurrency", "1"}
 	resume := []string{"run", "--resume", out, "--concurrency", "1", "--no-preflight"}
 	if transport != transportPipecatEval {
 		args = append(args, "--speech-cache", speech)
