@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -352,14 +353,19 @@ def main() -> None:
     DECODERS.put(DECODERS.get())  # the first call finds one loaded
     logger.remove()
     logger.add(sys.stderr, level=os.environ.get("BOT_LOG_LEVEL", "INFO"))
-    app = FastAPI()
+    webrtc = SmallWebRTCRequestHandler()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        await webrtc.close()  # its peer connections, so that SIGTERM ends the server
+
+    app = FastAPI(lifespan=lifespan)
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket):
         await websocket.accept()
         await run_bot(websocket, args)
-
-    webrtc = SmallWebRTCRequestHandler()
 
     @app.post("/api/offer")
     async def offer(request: dict, background_tasks: BackgroundTasks):
@@ -380,7 +386,7 @@ def main() -> None:
     sock.bind((args.host, args.port))
     sock.listen(128)  # connections wait in the backlog until uvicorn serves
     print(f"listening on ws://{args.host}:{sock.getsockname()[1]}/ws", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3)).run(sockets=[sock])
 
 
 if __name__ == "__main__":
