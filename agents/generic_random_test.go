@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/agents"
@@ -52,20 +51,6 @@ func TestGenericAgentOnRandomCatalogues(t *testing.T) {
 		for _, f := range files[:len(files)-1] {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644))
 		}
-		calls, skipped := playPack(t, careful, dir), 0
-		for _, c := range calls {
-			s := c.Score
-			if skipSpoiled(t, c, len(calls), &skipped) {
-				continue
-			}
-			assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s", seed, s.Scenario, s.Outcome, s.Primary, failedAxes(s))
-		}
-		failed := 0
-		for _, c := range playPack(t, naive, dir) {
-			if !c.Score.Integrity {
-				failed++
-			}
-		}
-		assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))
+		assertPackBites(t, careful, naive, dir, seed)
 	}
 }

@@ -199,20 +199,28 @@ func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	}{{restaurant, 1}, {restaurant, 2}, {restaurant, 3}, {orderTools(), 1}} {
 		seed := pack.seed
 		dir := writePack(t, pack.catalog, seed, packgen.SizeSmall)
-		calls, skipped := playPack(t, careful, dir), 0
-		for _, c := range calls {
-			s := c.Score
-			if skipSpoiled(t, c, len(calls), &skipped) {
-				continue
-			}
-			assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s", seed, s.Scenario, s.Outcome, s.Primary, failedAxes(s))
-		}
-		failed := 0
-		for _, c := range playPack(t, naive, dir) {
-			if !c.Score.Integrity {
-				failed++
-			}
-		}
-		assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))
+		assertPackBites(t, careful, naive, dir, seed)
 	}
+}
+
+// assertPackBites plays the pack in dir against both generic agents: every
+// scenario careful plays unspoiled keeps its integrity, and naive loses it
+// in at least half of them.
+func assertPackBites(t *testing.T, careful, naive agents.Config, dir string, seed uint64) {
+	t.Helper()
+	calls, skipped := playPack(t, careful, dir), 0
+	for _, c := range calls {
+		s := c.Score
+		if skipSpoiled(t, c, len(calls), &skipped) {
+			continue
+		}
+		assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s", seed, s.Scenario, s.Outcome, s.Primary, failedAxes(s))
+	}
+	failed := 0
+	for _, c := range playPack(t, naive, dir) {
+		if !c.Score.Integrity {
+			failed++
+		}
+	}
+	assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))
 }
