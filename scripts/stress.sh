@@ -13,7 +13,11 @@ COUNT="${COUNT:-20}"
 ROUNDS="${ROUNDS:-3}"
 STRESS_PACKAGES="${STRESS_PACKAGES:-1}"
 # package:Test pairs; the package is a directory under the module root.
-STRESS_TESTS="${STRESS_TESTS:-harness:TestDeterminismCore callsim/twilio:TestPlayoutMarksUtterancesAndClear harness:TestFlawMatrixCoverage harness:TestWebRTCCoreMatchesWebSocket}"
+# TestWebRTCCoreMatchesWebSocket is not repeated here: the race it once
+# showed (corr-10's cancel and resend) is in the core suite that
+# TestDeterminismCore plays five times per agent, and its 20 runs alone
+# take about 40 minutes. It still runs in the package rounds.
+STRESS_TESTS="${STRESS_TESTS:-harness:TestDeterminismCore callsim/twilio:TestPlayoutMarksUtterancesAndClear harness:TestFlawMatrixCoverage}"
 LIVE_PACKAGES="./harness/ ./callsim/... ./callprooftest/ ./cmd/callproof/"
 # A bound on each go test run, so a hang fails instead of stalling.
 TIMEOUT="${TIMEOUT:-60m}"
