@@ -37,7 +37,7 @@ test: deps
 # Pipecat over Twilio, janus, the reference agents over WebRTC), one line
 # each:
 # `interop <framework> <wire> <config>: gate holds|FAILS (integrity k/N)`.
-# `make test` skips their long halves (INTEROP_TESTS in scripts/test.sh);
+# `make test` skips their long halves (INTEROP_ONLY in scripts/test.sh);
 # in both, a missing framework fails (docs/INTEROP.md, "make interop").
 interop: deps
 	GO=$(GO) ./scripts/interop.sh

@@ -42,7 +42,7 @@ func TestStressDefaultsMatchDocs(t *testing.T) {
 }
 
 // docs/INTEROP.md lists each suite make interop runs, with its test and
-// package, and make test's INTEROP_TESTS default; each test exists.
+// package, and each line of make test's INTEROP_ONLY; each test exists.
 func TestInteropSuitesMatchDocs(t *testing.T) {
 	script, err := os.ReadFile("interop.sh")
 	require.NoError(t, err)
@@ -66,14 +66,50 @@ func TestInteropSuitesMatchDocs(t *testing.T) {
 		assertTestExists(t, "../"+pkg, name)
 	}
 
+	// make test's INTEROP_ONLY list: each line documented, its test
+	// declared and run by one of the suites above, and free of a
+	// top-level "|" (the lines are joined into one -skip pattern).
 	sh, err := os.ReadFile("test.sh")
 	require.NoError(t, err)
-	m := regexp.MustCompile(`INTEROP_TESTS=\$\{INTEROP_TESTS-'([^']*)'\}`).FindStringSubmatch(string(sh))
-	require.NotNil(t, m, "test.sh's INTEROP_TESTS default")
-	assert.Contains(t, flat, "(default `"+m[1]+"`", "the documented INTEROP_TESTS default")
-	for _, alt := range strings.Split(strings.Trim(strings.Split(m[1], "/")[0], "^$()"), "|") {
-		assertTestExists(t, "..", alt)
+	list := regexp.MustCompile(`(?s)\nINTEROP_ONLY=\(\n(.*?)\n\)\n`).FindStringSubmatch(string(sh))
+	require.NotNil(t, list, "test.sh's INTEROP_ONLY list")
+	lines := regexp.MustCompile(`(?m)^\t'([^']+)'$`).FindAllStringSubmatch(list[1], -1)
+	require.NotEmpty(t, lines)
+	for _, l := range lines {
+		pat := l[1]
+		assert.Contains(t, flat, "`"+pat+"`", "the documented INTEROP_ONLY line")
+		assert.False(t, topLevelBar(pat), "%s: alternatives go in parentheses", pat)
+		top, _, _ := strings.Cut(pat, "/")
+		assertTestExists(t, "..", strings.TrimSuffix(strings.TrimPrefix(top, "^"), "$"))
+		run := false
+		for _, s := range suites {
+			run = run || strings.Split(s[3], "/")[0] == top
+		}
+		assert.True(t, run, "%s: no make interop suite runs %s", pat, top)
 	}
+}
+
+// topLevelBar reports whether pat has a "|" outside parentheses and
+// brackets, which go test would read as separating whole patterns.
+func topLevelBar(pat string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
 }
 
 // assertTestExists checks that the tests of dir (with "..", of any
@@ -97,4 +133,17 @@ func assertTestExists(t *testing.T, dir, name string) {
 		}
 	}
 	t.Errorf("no func %s in %s*_test.go", name, dir)
+}
+
+func TestTopLevelBar(t *testing.T) {
+	for pat, want := range map[string]bool{
+		`^TestA$`:               false,
+		`^TestA$/^(x|y)$`:       false,
+		`^TestA$/^[|]$`:         false,
+		`^TestA$/^\|$`:          false,
+		`^TestA$|^TestB$`:       true,
+		`^(TestA)$/x|^TestB$/y`: true,
+	} {
+		assert.Equal(t, want, topLevelBar(pat), pat)
+	}
 }

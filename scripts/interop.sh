@@ -7,7 +7,7 @@
 # ("interop: integrity k/N"), else how many of its subtests passed.
 # A missing framework is a failure here (interop.Missing), never a skip.
 # `make test` runs a subset of these suites: scripts/test.sh skips the
-# halves listed in its INTEROP_TESTS (docs/INTEROP.md, "make interop").
+# tests listed in its INTEROP_ONLY (docs/INTEROP.md, "make interop").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
