@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -238,47 +237,76 @@ type fxHostileSuite struct {
 	allocated   uint64 // TotalAlloc during the run
 }
 
-// fxHostileAttempts bounds how often fxRunHostile places a suite again
-// because the harness judged itself overloaded in it.
-const fxHostileAttempts = 3
-
-// fxRunHostile places three careful calls on core scenarios around the
+// fxRunHostile places three careful bystanders (fxBystanders) around the
 // hostile case in one run (concurrency 4) through the router, with a
 // results directory, and checks that every planned call was recorded and
-// scored exactly once and that the careful calls were scored.
-//
-// A call the harness marked overloaded (harness_error, ReasonOverloaded:
-// its timers ran over harness.DefaultOverloadBound late, as on a machine
-// loaded by other work) proves nothing either way, so the suite is placed
-// again, hostile call included, as `run --resume` would place that call
-// again; up to fxHostileAttempts times. A hostile call that made the
-// harness late every time fails the test.
+// scored exactly once and that each bystander got its usual verdict, the
+// one its scenario's expected block gives (fxUsualVerdict). Placed once:
+// the bystanders' scripts have no timed window for a busy machine to
+// move, so nothing here is retried.
 func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		// Each attempt's calls are new: a cross-call agent aims at
-		// these, not at the calls of an attempt that is over.
-		rt.mu.Lock()
-		rt.peers = nil
-		rt.mu.Unlock()
-		s, overloaded := fxRunHostileOnce(t, env, rt, hc)
-		if len(overloaded) == 0 {
-			for _, c := range s.otherScores {
-				// The well-behaved calls around it are unharmed.
-				assert.Equal(t, trace.OutcomeScored, c.Outcome, "%s: %s %s", c.Call, c.Outcome, c.Reason)
-			}
-			return s
-		}
-		require.Less(t, attempt, fxHostileAttempts, "the harness was overloaded in every attempt: %v", overloaded)
-		t.Logf("attempt %d: overloaded, placed again: %v", attempt, overloaded)
+	s := fxRunHostileOnce(t, env, rt, hc)
+	for _, c := range s.otherScores {
+		assert.Equal(t, fxUsualVerdict, liveFingerprint(c), "%s: every bystander's usual verdict (%s)", c.Call, c.Reason)
 	}
+	return s
 }
 
-// fxRunHostileOnce places the suite once and returns the calls the
-// harness marked overloaded.
-func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) (fxHostileSuite, []string) {
+// fxUsualVerdict is every bystander's outcome | six verdicts | primary
+// bucket: scored, each axis passed, no bucket; by construction, as
+// careful meets every expected block (TestIntegrationCarefulMatchesExpected)
+// and fxBystanders' expect all six.
+var fxUsualVerdict = "scored | pass pass pass pass pass pass | "
+
+// fxBystanderOverloadBound (script time; 1 s of real time at fxScale)
+// replaces harness.DefaultOverloadBound in the suite: the bystanders
+// race nothing, so lateness moves none of their verdicts, and a call is
+// marked overloaded only when its harness timers stalled a whole second,
+// far beyond any busy machine's scheduling delay (docs/PERFORMANCE.md,
+// "Harness lateness") and a sign of the hostile call's work.
+const fxBystanderOverloadBound = 20 * time.Second
+
+// fxBystanders are the careful calls around a hostile one: a date, a
+// quantity and a shipment, each asked once the greeting is over and
+// ended once the agent has been quiet for 20 s of script time (1 s real),
+// nothing timed between. What careful does in them is an ordering (hear
+// the request, read it back, call the tool, confirm), so however late a
+// busy machine makes it, their verdicts are the expected block's; the
+// core scenarios time corrections and interruptions against the agent's
+// work, which CPU starvation moves at fxScale (docs/PERFORMANCE.md).
+func fxBystanders(t *testing.T) []*scenarios.Compiled {
 	t.Helper()
-	core := fxCases(t, "corr-01", "int-02", "tf-02")
+	asks := []struct{ id, text, action, slots string }{
+		{"date", "Hi, I'd like to change the delivery date on order 5590 to December 3.", "update_order", `{order_number: "5590", delivery_date: "2026-12-03"}`},
+		{"quantity", "Hi, please change the quantity on order 5590 to 2.", "update_order", `{order_number: "5590", quantity: "2"}`},
+		{"ship", "Hi, please ship order 5590 today.", "ship_order", `{order_number: "5590"}`},
+	}
+	var out []*scenarios.Compiled
+	for _, a := range asks {
+		y := `id: bystander-` + a.id + `
+category: combined
+description: a careful call beside a hostile one, with nothing timed
+timeouts: {quiet: 20s, step: 600s, call: 1200s}
+steps:
+  - {id: ask, do: say, text: "` + a.text + `", action: ` + a.action + `, slots: ` + a.slots + `, on: {event: agent.speech_end, timeout: 600s}}
+  - {id: quiet, do: wait_quiet, on: {timeout: 600s}}
+  - {id: bye, do: hangup}
+expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
+`
+		s, err := scenarios.LoadBytes(a.id+".yaml", []byte(y))
+		require.NoError(t, err)
+		c, err := scenarios.Compile(s)
+		require.NoError(t, err)
+		out = append(out, c)
+	}
+	return out
+}
+
+// fxRunHostileOnce places the suite once.
+func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
+	t.Helper()
+	core := fxBystanders(t)
 	cases := core
 	if hc != nil {
 		cases = []*scenarios.Compiled{core[0], hc, core[1], core[2]}
@@ -295,6 +323,7 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 	r := fxRunner(env)
 	r.Concurrency = 4
 	r.Results = res
+	r.OverloadBound = fxBystanderOverloadBound
 
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -329,12 +358,8 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 	assert.FileExists(t, filepath.Join(dir, harness.DoneFile))
 
 	s := fxHostileSuite{dir: dir, elapsed: elapsed, heapGrow: int64(after.HeapInuse) - int64(before.HeapInuse), allocated: after.TotalAlloc - before.TotalAlloc}
-	var overloaded []string
 	for _, c := range out {
 		fxAssertShape(t, c.History)
-		if c.Score.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(c.Score.Reason, harness.ReasonOverloaded) {
-			overloaded = append(overloaded, c.History.Call+": "+c.Score.Reason)
-		}
 		if hc != nil && c.History.Call == hc.Scenario.ID {
 			s.hostile = c.History
 			continue
@@ -344,12 +369,12 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 	}
 	if hc == nil {
 		t.Logf("control: %s, heap +%d KiB, allocated %d MiB", elapsed.Round(time.Millisecond), s.heapGrow>>10, s.allocated>>20)
-		return s, overloaded
+		return s
 	}
 	require.NotNil(t, s.hostile)
 	t.Logf("%s: %s, heap +%d KiB, allocated %d MiB, %d events", hc.Scenario.ID, elapsed.Round(time.Millisecond),
 		s.heapGrow>>10, s.allocated>>20, len(s.hostile.Events))
-	return s, overloaded
+	return s
 }
 
 // fxToolEvents lists a history's tool events whose reason or error holds
@@ -477,17 +502,16 @@ const maxHostileRSSGrowth = 100 << 20
 
 // Each hostile agent gets one call in a small suite of careful calls: its
 // call ends as it should, every other call is recorded and scored once
-// with the verdict it gets in the control run (the careful calls alone),
-// the run ends in time, and memory stays bounded: the heap in process,
-// and the peak RSS within the control run's plus 100 MB.
+// with its usual verdict (fxUsualVerdict, known by construction: see
+// fxBystanders), the run ends in time, and memory stays bounded: the heap
+// in process, and the peak RSS within the control run's (the careful
+// calls alone) plus 100 MB.
 //
 // Each case, the control included, runs in a child process of its own,
 // so that its peak RSS is the kernel's count for that process alone
-// (rusage maxrss); the control is placed once (twice: see below) and
-// shared. Verdicts of the careful agent on core are deterministic
-// (TestDeterminismCore) on a machine with CPU to spare, so any difference
-// is the hostile call's doing; on a machine so busy that the control
-// differs from itself they are not compared.
+// (rusage maxrss); the control is placed once and shared. The child
+// asserts the verdicts too; they are checked here again so that a
+// difference is shown with the control's timeline beside it.
 func TestHostileAgents(t *testing.T) {
 	if os.Getenv(hostileCaseEnv) != "" {
 		fxHostileInProcess(t)
@@ -495,31 +519,32 @@ func TestHostileAgents(t *testing.T) {
 	}
 	dir := t.TempDir() // the control's results outlive its subtest
 	var control fxHostileChildRun
-	compare := true
 	ok := t.Run(hostileControl, func(t *testing.T) {
 		control = fxHostileChild(t, dir, hostileControl)
-		require.Len(t, control.Verdicts, 3)
-		// Placed twice: a machine on which the careful agent's verdicts
-		// differ between two identical runs is too busy for them to say
-		// anything of a hostile call (PERFORMANCE.md, "Per behaviour").
-		again := fxHostileChild(t, dir, hostileControl)
-		if !maps.Equal(control.Verdicts, again.Verdicts) {
-			compare = false
-			t.Logf("the control run differs from itself, verdicts not compared: this machine is too busy for the careful agent to be deterministic:\n%v\n%v", control.Verdicts, again.Verdicts)
-		}
-		control.peakRSS = max(control.peakRSS, again.peakRSS)
+		fxAssertUsual(t, control)
 	})
 	require.True(t, ok, "the control run failed")
 	for _, hc := range fxHostileCases(nil) {
 		t.Run(hc.name, func(t *testing.T) {
 			got := fxHostileChild(t, dir, hc.name)
-			if compare && !assert.Equal(t, control.Verdicts, got.Verdicts, "every other call's outcome | verdicts | primary bucket, as in the control run") {
+			if !fxAssertUsual(t, got) {
 				fxHostileDiffer(t, control, got)
 			}
 			assert.LessOrEqual(t, got.peakRSS, control.peakRSS+maxHostileRSSGrowth,
 				"peak RSS %d MiB, the control run's %d MiB", got.peakRSS>>20, control.peakRSS>>20)
 		})
 	}
+}
+
+// fxAssertUsual: the child scored three bystanders, each with its usual
+// verdict.
+func fxAssertUsual(t *testing.T, run fxHostileChildRun) bool {
+	t.Helper()
+	ok := assert.Len(t, run.Verdicts, 3)
+	for call, v := range run.Verdicts {
+		ok = assert.Equal(t, fxUsualVerdict, v, "%s: outcome | verdicts | primary bucket", call) && ok
+	}
+	return ok
 }
 
 // fxHostileVerdicts is what a child process of TestHostileAgents
