@@ -69,6 +69,8 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 				fmt.Fprintf(&b, "%6dms %s %s\n", ev.At.Milliseconds(), ev.Kind, data)
 			}
 			_ = os.WriteFile(filepath.Join(dump, cfg.Name+"-"+c.Score.Scenario+".txt"), []byte(b.String()), 0o644)
+			full, _ := json.Marshal(c.History)
+			_ = os.WriteFile(filepath.Join(dump, cfg.Name+"-"+c.Score.Scenario+".json"), full, 0o644)
 		}
 	}
 	return out

@@ -359,7 +359,9 @@ func (g *gen) records(t *target, c *cast) []scenarios.RecordSpec {
 	fields := func() map[string]string {
 		f := map[string]string{}
 		for _, v := range t.values {
-			f[v.arg.Name] = c.old[v.arg.Name]
+			if o := c.old[v.arg.Name]; o != "" {
+				f[v.arg.Name] = o
+			}
 		}
 		for n := range t.fixed {
 			f[n] = "open"

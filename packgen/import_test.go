@@ -15,7 +15,7 @@ import (
 // import, infer and write a catalogue, load it as validate does, then
 // generate a pack from it.
 func TestInitThenPack(t *testing.T) {
-	for seed := uint64(1); seed <= 3; seed++ {
+	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			data := randtools.OpenAI(seeded(seed))
 			parsed, format, err := toolimport.Parse(data)

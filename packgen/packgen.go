@@ -362,10 +362,13 @@ func (g *gen) cast(t *target) (*cast, error) {
 		if c.alt[n], err = v.near(r, c.val[n]); err != nil {
 			return nil, err
 		}
-		// The record holds a third value where one exists, so neither
-		// the request nor the correction is already true of it.
+		// The record holds a third value, so neither the request nor the
+		// correction is already true of it. Where none exists (a
+		// boolean) it holds none: had it held the correction, a write
+		// of the correction after the request's had landed would read
+		// as an undo of that write, not as the caller's new wish.
 		if c.old[n], err = v.fresh(r, c.val[n], c.alt[n]); err != nil {
-			c.old[n] = c.alt[n]
+			c.old[n] = ""
 		}
 	}
 	return c, nil

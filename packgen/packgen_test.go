@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +96,7 @@ func checkPack(t *testing.T, catalog []scenarios.Tool, files []File, cats []scen
 			t.Fatalf("%s: not loaded back, no description or a duplicate id", f.Name)
 		}
 		seenID[s.ID] = true
+		unambiguous(t, catalog, s)
 		pack = append(pack, s)
 		per[f.tool]++
 		seen[s.Category] = true
@@ -146,6 +148,43 @@ func TestRestaurantPack(t *testing.T) {
 
 // Random catalogues, several seeds: valid packs, and the same seed writes
 // the same bytes.
+// unambiguous asserts that a scenario's verdict can only depend on what
+// the agent does: no record the caller names already holds a value the
+// caller asks for in any step (else a write of it reads as an undo), and
+// no value the generator chose spells a denial or a claim ("no onions",
+// "NOT-12"), which would make a faithful confirmation read otherwise.
+func unambiguous(t *testing.T, catalog []scenarios.Tool, s *scenarios.Scenario) {
+	t.Helper()
+	enum := map[string]bool{}
+	for _, tool := range catalog {
+		for _, a := range tool.Args {
+			if len(a.Enum) > 0 {
+				enum[a.Name] = true
+			}
+		}
+	}
+	for _, st := range s.Steps {
+		for n, v := range st.Slots {
+			if !enum[n] && polarValue(v) {
+				t.Errorf("%s: step %s: value %s=%q reads as a claim", s.ID, st.ID, n, v)
+			}
+			for _, r := range s.Records {
+				if r.Fields[n] == v && slices.ContainsFunc(s.Steps, func(x scenarios.StepSpec) bool { return slices.Contains(mapValues(x.Slots), r.Key) }) {
+					t.Errorf("%s: record %s already holds %s=%q, which step %s asks for", s.ID, r.Key, n, v, st.ID)
+				}
+			}
+		}
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
 func TestRandomCatalogues(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		catalog := randomCatalog(seeded(seed))

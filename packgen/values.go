@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/toolimport"
@@ -31,7 +32,27 @@ const maxRepeat = 3
 var surnames = []string{"Alvarez", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Brennan", "Novak", "Haddad"}
 
 // phrases are the values of other free-text arguments.
-var phrases = []string{"window seat", "quiet corner", "birthday", "no onions", "ring twice", "side door"}
+var phrases = []string{"window seat", "quiet corner", "birthday", "extra napkins", "ring twice", "side door"}
+
+// polar are words that, inside a value, make a faithful confirmation say
+// something else: "the note is no onions" reads as a denial, a code
+// "NOT-12" as a refusal. A value the generator chooses holds none of
+// them, so a scenario's verdict depends on what the agent did, not on
+// what the value happens to spell. An enum's values are the catalogue's
+// own and are kept.
+var polar = map[string]bool{"no": true, "not": true, "never": true, "none": true, "nothing": true, "nor": true,
+	"cancel": true, "cancelled": true, "canceled": true, "fail": true, "failed": true, "unable": true,
+	"sorry": true, "done": true, "undo": true, "wait": true, "stop": true}
+
+// polarValue reports a value holding one of the polar words (or a "n't").
+func polarValue(s string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(c rune) bool { return !unicode.IsLetter(c) && c != '\'' }) {
+		if polar[w] || strings.HasSuffix(w, "n't") {
+			return true
+		}
+	}
+	return false
+}
 
 // valuer synthesizes values for one argument.
 type valuer struct {
@@ -94,6 +115,9 @@ func (v *valuer) ok(s string) bool {
 		return false
 	}
 	if len(v.arg.Enum) > 0 && !slices.Contains(v.arg.Enum, s) {
+		return false
+	}
+	if len(v.arg.Enum) == 0 && polarValue(s) {
 		return false
 	}
 	if v.re != nil && !v.re.MatchString(s) {
