@@ -59,7 +59,7 @@ INTEROP_ONLY=(
 INTEROP_TESTS=${INTEROP_TESTS-$(IFS='|'; echo "${INTEROP_ONLY[*]}")}
 # Packages whose tests place no call in real time: make test runs them two
 # at a time.
-LIGHT_PACKAGES="./calibrate/ ./internal/... ./packgen/ ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./spoken/ ./trace/"
+LIGHT_PACKAGES="./agents/bookings/calibration/ ./agents/payments/calibration/ ./calibrate/... ./callsim/internal/... ./entity/ ./internal/... ./packgen/ ./protocol/... ./release/ ./reports/... ./scenarios/ ./scorer/ ./scripts/ ./spoken/ ./toolimport/ ./trace/"
 
 calgate() { # DIR: one calibration set's gate
 	local dir=$1
