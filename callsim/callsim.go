@@ -50,6 +50,15 @@ type FrameLimiter interface {
 	SetFrameLimit(n int64)
 }
 
+// Lingerer is an optional Conn capability: how long the caller, its
+// script done, stays on the line in silence before it hangs up, for an
+// agent known to leave some time after its last words (a Pipecat bot
+// over WebRTC plays out silence first). An agent leaving meanwhile ends
+// the call as its own hang-up. Zero or less: the caller hangs up at once.
+type Lingerer interface {
+	Linger() time.Duration
+}
+
 // Deadliner is an optional Conn capability that bounds every wait on the
 // agent inside the connection itself, so no read or write outlives the
 // call and a hung agent is noticed even while the caller is silent. The

@@ -18,11 +18,18 @@ import (
 type slowFlushTransport struct{ wait time.Duration }
 
 func (t slowFlushTransport) Dial(ctx context.Context, url string) (callsim.Conn, error) {
+	return wrapNative(func(c callsim.Conn) callsim.Conn { return &slowFlushConn{Conn: c, wait: t.wait} }).Dial(ctx, url)
+}
+
+// wrapNative dials native WebSocket calls, each connection wrapped.
+type wrapNative func(callsim.Conn) callsim.Conn
+
+func (w wrapNative) Dial(ctx context.Context, url string) (callsim.Conn, error) {
 	c, err := (&nativews.Transport{}).Dial(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	return &slowFlushConn{Conn: c, wait: t.wait}, nil
+	return w(c), nil
 }
 
 type slowFlushConn struct {

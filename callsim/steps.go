@@ -38,6 +38,9 @@ func (r *run) step(i int) (*ending, error) {
 		r.caller(trace.KindCallerDTMF, &trace.CallerDTMF{Step: st.ID, Digits: st.Digits, Intent: st.Intent.Clone()})
 		err = r.send(native.Message{Event: native.EventDTMF, DTMF: &native.DTMF{Digits: st.Digits}})
 	case trace.StepHangup:
+		if err := r.linger(); err != nil {
+			return nil, err
+		}
 		// Run sends the stop frame, once the ending is settled.
 		r.caller(trace.KindCallerHangup, &trace.Note{Text: "caller hung up"})
 		return &ending{reason: "caller hung up"}, nil
@@ -403,6 +406,18 @@ func (r *run) backend(st trace.Step) {
 	if err != nil {
 		r.note(fmt.Sprintf("step %s: %s: %v", st.ID, st.Do, err))
 	}
+}
+
+// linger waits, before the caller hangs up, as long as the connection
+// asks (Lingerer); an agent that leaves meanwhile ends the call (the
+// wait returns its ending). Real time: the agent's, not the script's.
+func (r *run) linger() error {
+	l, ok := r.conn.(Lingerer)
+	if !ok || l.Linger() <= 0 {
+		return nil
+	}
+	_, err := r.waitUntil(r.rec.Since()+l.Linger(), nil)
+	return err
 }
 
 // waitQuiet completes once the agent has been silent with no tool call

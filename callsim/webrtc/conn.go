@@ -58,6 +58,7 @@ type Conn struct {
 	stopped     atomic.Bool // the caller sent its stop: the agent leaving is no hang-up
 	started     atomic.Bool // the caller's start went out
 	left        atomic.Bool // the agent is leaving: its hang-up follows its audio
+	rtviBot     atomic.Bool // the agent sent RTVI's bot-ready: it leaves RTVILinger after its words at most
 	leaveReason atomic.Pointer[string]
 	leaveOnce   sync.Once
 	idMu        sync.Mutex
@@ -77,6 +78,7 @@ var (
 	_ callsim.Pacer        = (*Conn)(nil)
 	_ callsim.TurnTaker    = (*Conn)(nil)
 	_ callsim.Stretcher    = (*Conn)(nil)
+	_ callsim.Lingerer     = (*Conn)(nil)
 	_ audiocall.Wire       = (*Conn)(nil)
 )
 
@@ -381,6 +383,9 @@ func (c *Conn) bot(m rtvi.Message, raw []byte) {
 	e := c.dec.Decode(m)
 	switch e.Kind {
 	case rtvi.Ready, rtvi.Note:
+		if e.Kind == rtvi.Ready {
+			c.rtviBot.Store(true)
+		}
 		c.Emit(callsim.Frame{Message: native.Message{Event: "rtvi." + m.Type}, Raw: raw})
 	case rtvi.StartedSpeaking:
 		c.giveWords()
@@ -621,6 +626,16 @@ func (c *Conn) Tick(now time.Time) {
 		c.lastPing = now
 		_ = c.dc.SendText("ping: " + strconv.FormatInt(now.UnixMilli(), 10))
 	}
+}
+
+// Linger keeps the caller on the line RTVILinger at its script's end when
+// the agent is an RTVI bot, so that its leaving is seen as its hang-up
+// (callsim.Lingerer).
+func (c *Conn) Linger() time.Duration {
+	if c.rtviBot.Load() {
+		return RTVILinger
+	}
+	return 0
 }
 
 // Echo: WebRTC has no marks; the one callproof places itself is the

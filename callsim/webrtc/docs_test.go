@@ -26,6 +26,7 @@ func TestProtocolDocMatchesWebRTC(t *testing.T) {
 		"webrtc.PeerLeft":              PeerLeft,
 		"webrtc.ReasonPeerLeft":        ReasonPeerLeft,
 		"webrtc.ReasonClosedCleanly":   ReasonClosedCleanly,
+		"webrtc.RTVILinger":            RTVILinger,
 	}
 	undocumented := map[string]string{
 		"webrtc.DefaultMaxFrameBytes": "the transport's limit until callsim sets its own (callsim.DefaultMaxFrameBytes) before the first read",

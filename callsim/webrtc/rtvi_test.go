@@ -50,6 +50,11 @@ func TestPipecatBotEvents(t *testing.T) {
 
 	// Words: the spoken, completed segments between the speaking events.
 	send := func(m string) { require.NoError(t, dc.SendText(m)) }
+	// An RTVI bot (bot-ready) has the caller linger at its script's end.
+	assert.Zero(t, c.Linger(), "no bot-ready yet")
+	send(rtviEvent("bot-ready", `{"version":"2.2.0","about":{"library":"pipecat-ai"}}`))
+	recvUntil(t, c, 3*time.Second, func(m native.Message) bool { return m.Event == "rtvi.bot-ready" })
+	assert.Equal(t, RTVILinger, c.Linger())
 	send(rtviEvent("bot-started-speaking", ""))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -44,6 +44,12 @@ const (
 	// connection (data channel or DTLS, not a failure) after the caller's
 	// start and before its stop, without peerLeft.
 	ReasonClosedCleanly = "the agent closed the connection cleanly"
+	// RTVILinger is how long the caller, its script done, stays on the
+	// line for an RTVI bot (one that sent bot-ready: Pipecat) to leave
+	// first: Pipecat's output transport plays 2 s of silence
+	// (audio_out_end_silence_secs) after its pipeline ends, then sends
+	// peerLeft; the caller's quiet period is shorter.
+	RTVILinger = 3 * time.Second
 )
 
 // Transport dials agents over WebRTC. Speech (in Config) is required; the
