@@ -24,6 +24,7 @@ suites=(
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
 	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^netns$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
+	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"
 )

@@ -40,8 +40,9 @@ prebuild() { # compiles every test binary in parallel, running no test
 
 # What runs only in `make interop` (scripts/interop.sh runs each, and a
 # test in scripts/ checks that it does): the long halves of the
-# third-party interop suites and the reference agents' long real-time
-# suites. One go test -skip pattern a line, a whole test or a subtest
+# third-party interop suites and the reference agents' core suite in real
+# time over Twilio and WebRTC (a few minutes each; here their wires keep
+# shorter calls: docs/INTEROP.md, "make interop"). One go test -skip pattern a line, a whole test or a subtest
 # (slashes separate subtest levels, as in -run); the lines are joined
 # with "|", which go test reads as alternatives, so alternatives inside a
 # line go in parentheses. The other half of each suite still runs here,
@@ -49,7 +50,8 @@ prebuild() { # compiles every test binary in parallel, running no test
 # CALLPROOF_INTEROP_REQUIRED. INTEROP_TESTS, when set, replaces the
 # joined list (`INTEROP_TESTS= make test` runs everything).
 INTEROP_ONLY=(
-	'^TestWebRTCCoreMatchesWebSocket$/^naive$'
+	'^TestAudioCoreMatchesText$'
+	'^TestWebRTCCoreMatchesWebSocket$'
 	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools)$'
 	'^TestRunWebRTCPipecatBot$/^netns$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
