@@ -29,6 +29,10 @@ func TestProtocolDocMatchesLiveKit(t *testing.T) {
 	}
 	undocumented := map[string]string{
 		"livekit.EnvURL": "stated as $LIVEKIT_URL beside --agent",
+		// The load bot's worker protocol (the server's side of dispatch),
+		// not the dialect an agent sees.
+		"livekit.WorkerPath":            "the server's own worker endpoint",
+		"livekit.WorkerRegisterTimeout": "the load bot's registration bound",
 	}
 	names, err := doccheck.ExportedConsts(".", "livekit")
 	require.NoError(t, err)

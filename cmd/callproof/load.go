@@ -15,15 +15,16 @@ import (
 
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/agents/loadbot"
+	"github.com/callproof/callproof/callsim/livekit"
 	"github.com/callproof/callproof/harness"
 )
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
-                     [--transport twilio|webrtc] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
-                     [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
+                     [--transport twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
+                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
        callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
                      [--at-once N] [--against FILE]
-       callproof load --transport twilio --suite S [--calls N] [--ramp D] [--agent URL] [--at-once N]
+       callproof load --transport twilio|livekit --suite S [--calls N] [--ramp D] [--agent URL] [--at-once N]
                      [--against FILE] [--recognizers N] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
 
 Measures how many real-time audio calls this machine's harness sustains:
@@ -74,6 +75,21 @@ FILE (such a baseline's --json output) requires every call to get them.
   callproof load --transport twilio --suite core --calls 30 --at-once 10 --json > base.json
   callproof load --transport twilio --suite core --calls 200 --against base.json
 
+--transport livekit places the calls in LiveKit rooms, one each, as run
+does (docs/PROTOCOL.md, "LiveKit dialect"): --agent (default
+$LIVEKIT_URL) is the LiveKit server, the credentials and the agent's
+dispatch are run's (--livekit-api-key, --livekit-api-secret,
+--livekit-agent-name), and an agent must be there to be dispatched: your
+LiveKit agent, or callproof's load bot as a LiveKit worker (it answers
+as the Twilio load bot does):
+
+  callproof load-bot --transport livekit --agent ws://127.0.0.1:7880 --livekit-agent-name callproof-load-bot &
+  callproof load --transport livekit --agent ws://127.0.0.1:7880 --livekit-agent-name callproof-load-bot --calls 20
+
+With --suite it places the suite's calls, scored, as --transport twilio
+--suite does (--agent and an agent to dispatch needed; --against and
+--at-once as there).
+
 exit: 0 every call kept within a frame of real time (and, with
 --fidelity, was heard exactly as said; native: every call scored with its
 scenario's usual verdicts), 1 some fell behind or were heard otherwise
@@ -92,7 +108,8 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	cache := c.String("speech-cache", "", "speech cache, shared with the agent for --fidelity (default "+harness.DefaultSpeechCache()+")")
 	fidelity := c.Bool("fidelity", false, "check the reference agent's own ear counts: every utterance heard once (needs --agent)")
 	af := audioFlags{}
-	c.StringVar(&af.transport, "transport", transportTwilio, "twilio or webrtc (audio), or native (text-mode scale)")
+	c.StringVar(&af.transport, "transport", transportTwilio, "twilio, webrtc or livekit (audio), or native (text-mode scale)")
+	addLiveKitFlags(c, &af.livekit)
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (the default) or whip")
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer")
 	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
@@ -115,10 +132,11 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: *scale, ramp: *ramp, agent: *agent, json: *asJSON,
 			against: *against, atOnce: *atOnce, noPreflight: *noPreflight}, stdout, stderr)
 	}
-	if af.transport == transportTwilio && c.set("suite") {
+	*agent = liveKitAgentURL(af.transport, *agent)
+	if (af.transport == transportTwilio || af.transport == transportLiveKit) && c.set("suite") {
 		for _, f := range []string{"duration", "fidelity", "scale", "signaling", "trickle"} {
 			if c.set(f) {
-				fmt.Fprintf(stderr, "callproof load: --%s is not for scored audio load (--transport twilio --suite)\n", f)
+				fmt.Fprintf(stderr, "callproof load: --%s is not for scored audio load (--transport twilio|livekit --suite)\n", f)
 				return exitUsage
 			}
 		}
@@ -126,16 +144,20 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitUsage
 		}
+		if af.transport == transportLiveKit && *agent == "" {
+			fmt.Fprintln(stderr, "callproof load: --transport livekit needs --agent (the LiveKit server) or $"+livekit.EnvURL)
+			return exitUsage
+		}
 		return loadText(textLoadArgs{calls: *calls, suite: *suite, scale: 1, ramp: *ramp, agent: *agent, json: *asJSON,
 			against: *against, atOnce: *atOnce, noPreflight: *noPreflight, audio: &af, voice: *voice, cache: *cache}, stdout, stderr)
 	}
 	if c.set("recognizers") || c.set("against") || c.set("at-once") {
-		fmt.Fprintln(stderr, "callproof load: --recognizers, --against and --at-once are for --transport native or twilio with --suite")
+		fmt.Fprintln(stderr, "callproof load: --recognizers, --against and --at-once are for --transport native, or twilio or livekit with --suite")
 		return exitUsage
 	}
 	for _, f := range []string{"suite", "ramp"} {
 		if c.set(f) {
-			fmt.Fprintf(stderr, "callproof load: --%s is for scored load (--transport native, or twilio with --suite)\n", f)
+			fmt.Fprintf(stderr, "callproof load: --%s is for scored load (--transport native, or twilio or livekit with --suite)\n", f)
 			return exitUsage
 		}
 	}
@@ -153,6 +175,14 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	if af.transport == transportWebRTC && *agent == "" {
 		fmt.Fprintln(stderr, "callproof load: --transport webrtc needs --agent (callproof agent careful --transport webrtc)")
+		return exitUsage
+	}
+	if af.transport == transportLiveKit && *agent == "" {
+		fmt.Fprintln(stderr, "callproof load: --transport livekit needs --agent (the LiveKit server) or $"+livekit.EnvURL)
+		return exitUsage
+	}
+	if af.transport == transportLiveKit && *fidelity {
+		fmt.Fprintln(stderr, "callproof load: --fidelity reads a reference agent's ear over Twilio or WebRTC, not --transport livekit")
 		return exitUsage
 	}
 	if *calls < 1 || *dur <= 0 {
@@ -186,14 +216,22 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity}
 	ao := harness.AudioOptions{SpeechCache: *cache, Voice: *voice}
-	if af.transport == transportWebRTC {
+	switch af.transport {
+	case transportWebRTC:
 		tr, err := harness.WebRTCTransport(ao, harness.WebRTCOptions{Signaling: af.signaling, Trickle: af.trickle})
 		if err != nil {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitBroken
 		}
 		opts.Transport, opts.Speech = tr, tr.Speech
-	} else {
+	case transportLiveKit:
+		tr, err := liveKitTransport(ao, af.livekit)
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof load: %v\n", err)
+			return exitBroken
+		}
+		opts.Transport, opts.Speech = tr, tr.Speech
+	default:
 		tr, err := harness.TwilioTransport(ao)
 		if err != nil {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
@@ -408,12 +446,31 @@ func startLoadBot(ctx context.Context) (*exec.Cmd, string, error) {
 }
 
 // cmdLoadBot serves the load bot on a loopback port until killed; not in
-// the command list (callproof load starts it).
+// the command list (callproof load starts it). With --transport livekit it
+// is a LiveKit agent worker instead, on the server at --agent, answering
+// in every room it is dispatched into (livekit.Bot).
 func cmdLoadBot(args []string, stdout, stderr io.Writer) int {
-	c := newCLI("load-bot", "usage: callproof load-bot [--listen ADDR]\n", stdout, stderr)
+	c := newCLI("load-bot", "usage: callproof load-bot [--listen ADDR]\n       callproof load-bot --transport livekit [--agent URL] [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET]\n", stdout, stderr)
 	listen := c.String("listen", "127.0.0.1:0", "address")
+	transport := c.String("transport", transportTwilio, "twilio, or livekit (a LiveKit agent worker)")
+	agent := c.String("agent", "", "livekit: the LiveKit server (default $"+livekit.EnvURL+")")
+	var lk liveKitFlags
+	addLiveKitFlags(c, &lk)
 	if _, code, ok := c.positional(args, 0); !ok {
 		return code
+	}
+	if err := lk.check(*transport); err != nil {
+		fmt.Fprintf(stderr, "callproof load-bot: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := interruptible("load-bot", stderr)
+	defer stop()
+	if *transport == transportLiveKit {
+		return liveKitLoadBot(ctx, liveKitAgentURL(*transport, *agent), lk, stdout, stderr)
+	}
+	if *transport != transportTwilio || c.set("agent") {
+		fmt.Fprintln(stderr, "callproof load-bot: --transport twilio (the default, serving on --listen) or livekit (with --agent)")
+		return exitUsage
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -421,11 +478,32 @@ func cmdLoadBot(args []string, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	fmt.Fprintf(stdout, "listening %s\n", ln.Addr())
-	ctx, stop := interruptible("load-bot", stderr)
-	defer stop()
 	if err := (&loadbot.Bot{}).Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "callproof load-bot: %v\n", err)
 		return exitBroken
 	}
+	return exitOK
+}
+
+// liveKitLoadBot registers the load bot as a LiveKit worker on server and
+// serves until ctx ends.
+func liveKitLoadBot(ctx context.Context, server string, f liveKitFlags, stdout, stderr io.Writer) int {
+	if server == "" {
+		fmt.Fprintln(stderr, "callproof load-bot: --transport livekit needs --agent (the LiveKit server) or $"+livekit.EnvURL)
+		return exitUsage
+	}
+	livekit.QuietSDK()
+	key, secret := f.keys()
+	bot := &livekit.Bot{}
+	w := &livekit.Worker{URL: server, APIKey: key, APISecret: secret, AgentName: f.agentName, Run: bot.Run}
+	if err := w.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "callproof load-bot: %v\n", err)
+		return exitBroken
+	}
+	fmt.Fprintf(stdout, "registered as %q on %s\n", f.agentName, server)
+	<-ctx.Done()
+	w.Close()
+	st := bot.Stats()
+	fmt.Fprintf(stdout, "rooms %d · caller frames heard %d\n", st.Calls, st.Frames)
 	return exitOK
 }

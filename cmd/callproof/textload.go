@@ -65,7 +65,7 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 	}
 	transport := transportNative
 	if a.audio != nil {
-		transport = transportTwilio
+		transport = a.audio.name()
 		if a.cache == "" {
 			a.cache = harness.DefaultSpeechCache()
 		}
@@ -92,7 +92,11 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "callproof load: %v\n", err)
 			return exitUsage
 		}
-		if !a.noPreflight && !preflight("load", audioFlags{transport: transport}, a.agent, stderr) {
+		pf := audioFlags{transport: transport}
+		if a.audio != nil {
+			pf = *a.audio
+		}
+		if !a.noPreflight && !preflight("load", pf, a.agent, stderr) {
 			return exitNoAgent
 		}
 	}
@@ -170,7 +174,7 @@ func loadText(a textLoadArgs, stdout, stderr io.Writer) int {
 func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 	transport := transportNative
 	if a.audio != nil {
-		transport = transportTwilio + ", agent speech recognized"
+		transport = a.audio.name() + ", agent speech recognized"
 	}
 	atOnce := r.Calls
 	if a.atOnce > 0 {

@@ -1,0 +1,135 @@
+package livekit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/livekit/protocol/livekit"
+	"github.com/livekit/protocol/logger"
+	lksdk "github.com/livekit/server-sdk-go/v2"
+	pion "github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
+
+	"github.com/callproof/callproof/callsim/audio"
+)
+
+// Bot is a minimal agent in a LiveKit room, for `callproof load
+// --transport livekit` and the tests (a Worker's Run): it joins the room,
+// publishes a PCMU track, and for every ReplyEvery of the caller's audio
+// it receives plays Reply, with Words, when set, as that reply's
+// lk.transcription. It leaves when the caller does, or LeaveAfter after
+// joining: an agent's hang-up.
+type Bot struct {
+	// ReplyEvery is how much caller audio earns one reply (default 2s:
+	// the bot speaks half the time, as the Twilio load bot does).
+	ReplyEvery time.Duration
+	// Reply is the audio of each reply (default one second of a 440 Hz
+	// tone at -20 dBFS).
+	Reply audio.PCM
+	Words string
+	// LeaveAfter, when positive, ends the bot's part that long after it
+	// joined, whatever the caller is doing.
+	LeaveAfter time.Duration
+
+	calls, frames, left atomic.Int64
+}
+
+// BotStats counts the rooms a bot joined, the caller frames it received
+// and the rooms it left on its own (LeaveAfter).
+type BotStats struct{ Calls, Frames, Left int64 }
+
+// Stats is the bot's counts so far.
+func (b *Bot) Stats() BotStats {
+	return BotStats{Calls: b.calls.Load(), Frames: b.frames.Load(), Left: b.left.Load()}
+}
+
+// Run joins j's room and plays the agent until the caller leaves, ctx
+// ends, or LeaveAfter.
+func (b *Bot) Run(ctx context.Context, j Job) {
+	every := b.ReplyEvery
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	reply := b.Reply
+	if len(reply) == 0 {
+		reply = audio.Tone(440, time.Second, -20)
+	}
+	frames := audio.MulawFrames(reply)
+	perReply := int64(every / audio.FrameDuration)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var heard atomic.Int64
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	cb := lksdk.NewRoomCallback()
+	cb.OnTrackSubscribed = func(tr *pion.TrackRemote, _ *lksdk.RemoteTrackPublication, _ *lksdk.RemoteParticipant) {
+		if tr.Kind() != pion.RTPCodecTypeAudio {
+			return
+		}
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				if _, _, err := tr.ReadRTP(); err != nil {
+					return
+				}
+				heard.Add(1)
+				b.frames.Add(1)
+			}
+		}()
+	}
+	cb.OnParticipantDisconnected = func(rp *lksdk.RemoteParticipant) {
+		if rp.Identity() == CallerIdentity {
+			cancel()
+		}
+	}
+	cb.OnDisconnected = cancel
+	room, err := lksdk.ConnectToRoomWithToken(j.URL, j.Token, cb, lksdk.WithAutoSubscribe(true), lksdk.WithLogger(logger.GetDiscardLogger()))
+	if err != nil {
+		return
+	}
+	defer room.Disconnect()
+	b.calls.Add(1)
+	track, err := lksdk.NewLocalSampleTrack(pion.RTPCodecCapability{MimeType: pion.MimeTypePCMU, ClockRate: 8000, Channels: 1})
+	if err != nil {
+		return
+	}
+	if _, err := room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "agent", Source: livekit.TrackSource_MICROPHONE}); err != nil {
+		return
+	}
+	var leave <-chan time.Time
+	if b.LeaveAfter > 0 {
+		t := time.NewTimer(b.LeaveAfter)
+		defer t.Stop()
+		leave = t.C
+	}
+	tick := time.NewTicker(audio.FrameDuration)
+	defer tick.Stop()
+	var replies int64 // replies earned so far
+	next := len(frames)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-leave:
+			b.left.Add(1)
+			return
+		case <-tick.C:
+		}
+		if next == len(frames) && heard.Load()/perReply > replies {
+			replies++
+			next = 0
+		}
+		if next < len(frames) {
+			_ = track.WriteSample(media.Sample{Data: frames[next], Duration: audio.FrameDuration}, nil)
+			next++
+			if next == len(frames) && b.Words != "" {
+				// The words of the audio just sent, as agents send them.
+				room.LocalParticipant.SendText(b.Words, lksdk.StreamTextOptions{Topic: TopicTranscription})
+			}
+		}
+	}
+}
