@@ -123,6 +123,11 @@ type Config struct {
 	// RecordTo, when set, is where the call is written as a stereo WAV
 	// (caller left, agent right) when the call closes.
 	RecordTo string
+	// PauseToHear stops the media stream at Flush while the call's kept
+	// utterances are recognized, once the agent has nothing left to play
+	// (the connection stays open): for a wire whose agents take a pause in
+	// the caller's media as silence.
+	PauseToHear bool
 }
 
 // Wire is the dialect under a call.
@@ -898,8 +903,20 @@ func (c *Call) Flush(ctx context.Context) error {
 	}
 	jobs := c.takeJobsLocked()
 	hung := c.hangingUp
+	// The script is over and the agent has nothing left to play: what
+	// remains is the harness's own recognition, which can take longer
+	// than the call did. Streaming silence all that while would cost a
+	// write a frame in both processes for every waiting call, taking the
+	// CPU from the decoders and from the calls still in real time, and
+	// its frames, late behind the decoders, would void a call whose
+	// script went out on time. So the media stream pauses (the
+	// connection stays open), where the wire allows it.
+	pause := c.cfg.PauseToHear && len(jobs) > 0 && len(c.queue) == 0
 	c.mu.Unlock()
 	c.Emit(fs...)
+	if pause {
+		c.StopClock()
+	}
 	if len(jobs) > 0 {
 		c.emitHeard(ctx, jobs)
 		if err := ctx.Err(); err != nil {

@@ -3,6 +3,7 @@ package audiocall
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,5 +172,42 @@ func pumpFlush(t *testing.T, c *Call, flushed <-chan error) []native.AgentSpeech
 		if err == nil && f.Message.AgentSpeech != nil {
 			got = append(got, *f.Message.AgentSpeech)
 		}
+	}
+}
+
+// countWire counts the caller frames sent.
+type countWire struct{ n atomic.Int64 }
+
+func (w *countWire) SendFrame(int, time.Duration, []byte) error { w.n.Add(1); return nil }
+func (w *countWire) Tick(time.Time)                             {}
+func (w *countWire) Echo([]string)                              {}
+
+// While a call's speech is recognized after its script, a wire that
+// allows it (PauseToHear) sends no media: a slow recognition then costs
+// no frames and leaves no late ones. Without it the stream goes on.
+func TestMediaPausesWhileHearing(t *testing.T) {
+	for _, pause := range []bool{true, false} {
+		h := &blockingHearer{release: make(chan struct{}), claims: func(int) bool { return false }}
+		w := &countWire{}
+		var c *Call
+		c = New(Config{Speech: toneVoice{}, Hearing: h, PauseToHear: pause}, w, func() error { <-c.Done(); return nil })
+		c.StartClock()
+		require.NoError(t, c.Enqueue(audio.EncodeMulaw(tone(440, 400*time.Millisecond, -20))))
+		texts(t, c, phase(native.PhaseEnd))
+
+		flushed := make(chan error, 1)
+		go func() { flushed <- c.Flush(context.Background()) }()
+		time.Sleep(100 * time.Millisecond) // Flush under way, the recognizer held
+		before := w.n.Load()
+		time.Sleep(300 * time.Millisecond) // 15 frames' time
+		during := w.n.Load() - before
+		close(h.release)
+		pumpFlush(t, c, flushed)
+		if pause {
+			assert.Zero(t, during, "frames sent while the call's speech was recognized")
+		} else {
+			assert.Greater(t, during, int64(5), "the stream stopped without PauseToHear")
+		}
+		_ = c.Shutdown(func() error { return nil })
 	}
 }

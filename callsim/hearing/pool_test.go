@@ -1,15 +1,18 @@
 package hearing
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"regexp"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/internal/doccheck"
 )
 
@@ -68,4 +71,40 @@ func TestPoolBoundsRuns(t *testing.T) {
 	require.NoError(t, err)
 	r()
 	assert.Equal(t, PoolStats{}, none.Stats())
+}
+
+// The decoder's input file is a plain 16 kHz mono WAV that reads back as
+// the samples written.
+func TestWAV16kReadsBack(t *testing.T) {
+	pcm := []int16{0, 1, -1, 32767, -32768, 1234, -4321}
+	got, info, err := audio.DecodeWAV(bytes.NewReader(wav16k(pcm)))
+	require.NoError(t, err)
+	assert.Equal(t, pcm, got)
+	assert.Equal(t, 16000, info.SampleRate)
+	assert.Equal(t, 1, info.Channels)
+}
+
+// Preparation turns are one more than the slots and wait like slots.
+func TestPoolBoundsPreparation(t *testing.T) {
+	p := NewPool(1)
+	ctx := context.Background()
+	var releases []func()
+	for range 2 {
+		r, err := p.prepare(ctx)
+		require.NoError(t, err)
+		releases = append(releases, r)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := p.prepare(cctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a third turn in a pool of one slot")
+	releases[0]()
+	r, err := p.prepare(ctx)
+	require.NoError(t, err)
+	r()
+	releases[1]()
+	var nilPool *Pool
+	r, err = nilPool.prepare(ctx)
+	require.NoError(t, err)
+	r()
 }

@@ -111,7 +111,7 @@ func (r *Recognizer) Recognize(ctx context.Context, pcm []int16, g *Grammar) (Re
 	if err != nil || len(pcm) == 0 {
 		return Result{}, err
 	}
-	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, true, r.CrossCheck)
+	return r.decode8(ctx, path, pcm, g, true, r.CrossCheck)
 }
 
 // Decode is Recognize's first decode alone, whatever CrossCheck says: the
@@ -122,7 +122,7 @@ func (r *Recognizer) Decode(ctx context.Context, pcm []int16, g *Grammar) (Resul
 	if err != nil || len(pcm) == 0 {
 		return Result{}, err
 	}
-	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, true, false)
+	return r.decode8(ctx, path, pcm, g, true, false)
 }
 
 // Check adds the cross-check decodes (Result.Check, Result.Free) to res,
@@ -137,7 +137,7 @@ func (r *Recognizer) Check(ctx context.Context, pcm []int16, g *Grammar, res Res
 		res.Check, res.Free = []string{}, []string{}
 		return res, nil
 	}
-	c, err := r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, false, true)
+	c, err := r.decode8(ctx, path, pcm, g, false, true)
 	if err != nil {
 		return Result{}, err
 	}
@@ -160,6 +160,18 @@ func (r *Recognizer) lookPath() (string, error) {
 
 // decode16 decodes 16 kHz samples: the first decode (first) and the
 // cross-check's two (check).
+// decode8 decodes 8 kHz samples in a turn of the pool's (Pool.prepare):
+// the preparation below happens only for the utterances about to be
+// decoded, not for every one waiting.
+func (r *Recognizer) decode8(ctx context.Context, path string, pcm []int16, g *Grammar, first, check bool) (Result, error) {
+	done, err := r.Pool.prepare(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer done()
+	return r.decode16(ctx, path, upsample2(pcm, r.mirrorGain()), g, first, check)
+}
+
 func (r *Recognizer) decode16(ctx context.Context, path string, pcm16 []int16, g *Grammar, first, check bool) (Result, error) {
 	dict, err := r.dictionary()
 	if err != nil {
@@ -526,18 +538,25 @@ func fliteToCMU(ps string) string {
 // pocketsphinx_continuous checks for a .wav input.
 func wav16k(pcm []int16) []byte {
 	const rate = 16000
-	var b bytes.Buffer
 	n := uint32(2 * len(pcm))
-	b.WriteString("RIFF")
-	binary.Write(&b, binary.LittleEndian, 36+n)
-	b.WriteString("WAVEfmt ")
-	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(2 * rate), uint16(2), uint16(16)} {
-		binary.Write(&b, binary.LittleEndian, v)
+	b := make([]byte, 44+len(pcm)*2)
+	le := binary.LittleEndian
+	copy(b, "RIFF")
+	le.PutUint32(b[4:], 36+n)
+	copy(b[8:], "WAVEfmt ")
+	le.PutUint32(b[16:], 16)
+	le.PutUint16(b[20:], 1) // PCM
+	le.PutUint16(b[22:], 1) // mono
+	le.PutUint32(b[24:], rate)
+	le.PutUint32(b[28:], 2*rate)
+	le.PutUint16(b[32:], 2)
+	le.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	le.PutUint32(b[40:], n)
+	for i, v := range pcm {
+		le.PutUint16(b[44+2*i:], uint16(v))
 	}
-	b.WriteString("data")
-	binary.Write(&b, binary.LittleEndian, n)
-	binary.Write(&b, binary.LittleEndian, pcm)
-	return b.Bytes()
+	return b
 }
 
 func lastLines(b []byte, n int) string {

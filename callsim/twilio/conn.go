@@ -150,7 +150,10 @@ func CallSeed(seed int64, callID string) int64 {
 // Config is the audio call the transport sets up.
 func (t *Transport) Config() audiocall.Config {
 	return audiocall.Config{Speech: t.Speech, Hearing: t.Hearing, VAD: t.VAD, NoiseDBFS: t.NoiseDBFS, Seed: t.Seed,
-		MaxQueuedAudio: t.MaxQueuedAudio, MaxUtterance: t.MaxUtterance, HearTimeout: t.HearTimeout, RecordTo: t.RecordTo}
+		MaxQueuedAudio: t.MaxQueuedAudio, MaxUtterance: t.MaxUtterance, HearTimeout: t.HearTimeout, RecordTo: t.RecordTo,
+		// A Media Streams agent hears a pause in the media as the caller
+		// keeping quiet; the WebSocket stays open.
+		PauseToHear: true}
 }
 
 // ErrFlood is returned by Recv when the agent queued more audio than
