@@ -153,6 +153,8 @@ func (h *Hearing) For(c callsim.CallSetup) twilio.Hearer {
 // call hears its utterances in Flush).
 type RecognitionStats struct {
 	PoolSize int `json:"pool_size"`
+	// PoolWide is the decoders at once once no call is in real time.
+	PoolWide int `json:"pool_wide"`
 	Nice     int `json:"nice"`
 	// Calls is the calls that had agent speech to recognize.
 	Calls int `json:"calls"`
@@ -181,7 +183,7 @@ func (h *Hearing) Stats() RecognitionStats {
 	h.mu.Lock()
 	calls := slices.Clone(h.calls)
 	h.mu.Unlock()
-	st := RecognitionStats{PoolSize: h.r.Pool.Size(), Nice: h.r.Nice, Remembered: h.r.Remembered()}
+	st := RecognitionStats{PoolSize: h.r.Pool.Size(), PoolWide: h.r.Pool.Wide(), Nice: h.r.Nice, Remembered: h.r.Remembered()}
 	var real, per []time.Duration
 	var lastScript, lastEnd time.Time
 	for _, g := range calls {
@@ -256,7 +258,14 @@ func (h *grammarHearer) begin(check bool) func() {
 	}
 }
 
-var _ audiocall.Checker = (*grammarHearer)(nil)
+var (
+	_ audiocall.Checker   = (*grammarHearer)(nil)
+	_ audiocall.RealTimer = (*grammarHearer)(nil)
+)
+
+// RealTime counts the call in or out of the calls in real time, which
+// hold the run's decoders to the pool's size (hearing.Pool.Live).
+func (h *grammarHearer) RealTime(live bool) { h.r.Pool.Live(live) }
 
 // Hear decodes and cross-checks an utterance.
 func (h *grammarHearer) Hear(ctx context.Context, pcm audio.PCM) (string, bool, error) {

@@ -59,6 +59,15 @@ type Checker interface {
 	Check(ctx context.Context, pcm audio.PCM, d Draft) (text string, uncertain bool, err error)
 }
 
+// RealTimer is an optional Hearer capability: it is told once when its
+// call's real-time part begins (the frame clock starts) and once when it
+// ends (the media stream paused for the recognition, or the call closed),
+// so that recognition shared by a run can take more of the machine once
+// no call needs it in real time.
+type RealTimer interface {
+	RealTime(live bool)
+}
+
 // UncertainMarker starts the recorded text of an utterance the recognizer
 // could not vouch for (trace.UnclearText).
 const UncertainMarker = trace.UnclearText
@@ -160,6 +169,7 @@ type Call struct {
 	readDone  chan struct{}
 	readErr   atomic.Pointer[error]
 	paceOnce  sync.Once // starts the pacer
+	realOnce  sync.Once // ends the real-time part (RealTimer)
 	stopOnce  sync.Once // stops it
 	paced     atomic.Bool
 	paceDone  chan struct{}
@@ -394,7 +404,20 @@ func (c *Call) Err() error {
 func (c *Call) StartClock() {
 	c.paceOnce.Do(func() {
 		c.paced.Store(true)
+		if rt, ok := c.cfg.Hearing.(RealTimer); ok {
+			rt.RealTime(true)
+		}
 		go c.pace(time.Now())
+	})
+}
+
+// endRealTime tells the Hearer (RealTimer) that the call's real-time
+// part is over, once, if it began.
+func (c *Call) endRealTime() {
+	c.realOnce.Do(func() {
+		if rt, ok := c.cfg.Hearing.(RealTimer); ok && c.paced.Load() {
+			rt.RealTime(false)
+		}
 	})
 }
 
@@ -916,6 +939,7 @@ func (c *Call) Flush(ctx context.Context) error {
 	c.Emit(fs...)
 	if pause {
 		c.StopClock()
+		c.endRealTime()
 	}
 	if len(jobs) > 0 {
 		c.emitHeard(ctx, jobs)
@@ -1041,6 +1065,7 @@ func (c *Call) TurnTaking() callsim.TurnTaking {
 func (c *Call) Shutdown(closeWire func() error) error {
 	c.closeOnce.Do(func() {
 		c.StopClock()
+		c.endRealTime()
 		close(c.done)
 		c.closeErr = closeWire()
 		c.readOnce.Do(func() { close(c.readDone) })

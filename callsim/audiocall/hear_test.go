@@ -22,6 +22,19 @@ type blockingHearer struct {
 	drafts  int
 	checked []bool // per draft order: was it cross-checked
 	claims  func(n int) bool
+	live    []bool // RealTime's calls
+}
+
+func (h *blockingHearer) RealTime(live bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.live = append(h.live, live)
+}
+
+func (h *blockingHearer) realTime() []bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]bool(nil), h.live...)
 }
 
 func (h *blockingHearer) Hear(ctx context.Context, pcm audio.PCM) (string, bool, error) {
@@ -205,9 +218,12 @@ func TestMediaPausesWhileHearing(t *testing.T) {
 		pumpFlush(t, c, flushed)
 		if pause {
 			assert.Zero(t, during, "frames sent while the call's speech was recognized")
+			assert.Equal(t, []bool{true, false}, h.realTime(), "the real-time part ends with the pause")
 		} else {
 			assert.Greater(t, during, int64(5), "the stream stopped without PauseToHear")
+			assert.Equal(t, []bool{true}, h.realTime(), "still in real time while the stream goes on")
 		}
 		_ = c.Shutdown(func() error { return nil })
+		assert.Equal(t, []bool{true, false}, h.realTime(), "told once each")
 	}
 }

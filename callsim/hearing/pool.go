@@ -3,6 +3,7 @@ package hearing
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -10,15 +11,21 @@ import (
 // Recognizers sharing it (a whole run's calls): every call's utterances
 // wait their turn instead of each starting a decoder that competes with
 // the calls' 20 ms frame clocks. It also bounds the utterances being
-// prepared (resampled, written out, hashed) to one more than its slots:
+// prepared (resampled, written out, hashed) to one more than its widest:
 // when many calls end their scripts together, a thousand utterances
 // prepared at once would take the harness's own CPU and memory (and the
 // collector's work) from the calls still in real time, all at one moment.
 // Its counters are for progress reports. The zero Pool is not usable; a
 // nil *Pool bounds nothing.
 type Pool struct {
-	slots   chan struct{}
+	// n decoders at once while some call sharing the pool is in its
+	// real-time part, wide once none is (Live).
+	n, wide int
 	prep    chan struct{}
+	mu      sync.Mutex
+	live    int
+	busy    int           // decoder runs under way (under mu)
+	wake    chan struct{} // closed when a slot frees or the bound widens
 	waiting atomic.Int64
 	running atomic.Int64
 	done    atomic.Int64
@@ -29,16 +36,48 @@ type Pool struct {
 // frame clocks and the agent.
 func DefaultPoolSize() int { return max(runtime.NumCPU()-1, 1) }
 
-// NewPool returns a pool of n slots (n ≤ 0: DefaultPoolSize).
+// NewPool returns a pool of n slots. n ≤ 0 means DefaultPoolSize while
+// any call sharing the pool is in its real-time part (Live) and one per
+// core once none is: the recognition left after the last script then
+// has the whole machine.
 func NewPool(n int) *Pool {
+	wide := n
 	if n <= 0 {
 		n = DefaultPoolSize()
+		wide = max(runtime.NumCPU(), n)
 	}
-	return &Pool{slots: make(chan struct{}, n), prep: make(chan struct{}, n+1)}
+	return &Pool{n: n, wide: wide, prep: make(chan struct{}, wide+1), wake: make(chan struct{})}
 }
 
-// Size is how many decoder runs the pool allows at once.
-func (p *Pool) Size() int { return cap(p.slots) }
+// Size is how many decoder runs the pool allows at once while a call is
+// in real time.
+func (p *Pool) Size() int { return p.n }
+
+// Wide is how many it allows once no call is.
+func (p *Pool) Wide() int { return p.wide }
+
+// Live counts a call sharing the pool into (true) or out of (false) its
+// real-time part; each call says each once.
+func (p *Pool) Live(on bool) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		p.live++
+		return
+	}
+	p.live--
+	if p.live == 0 {
+		p.wakeLocked()
+	}
+}
+
+func (p *Pool) wakeLocked() {
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
 
 // PoolStats is a pool's work so far.
 type PoolStats struct {
@@ -60,18 +99,35 @@ func (p *Pool) acquire(ctx context.Context) (func(), error) {
 		return func() {}, nil
 	}
 	p.waiting.Add(1)
-	select {
-	case p.slots <- struct{}{}:
-		p.waiting.Add(-1)
-	case <-ctx.Done():
-		p.waiting.Add(-1)
-		return nil, context.Cause(ctx)
+	for {
+		p.mu.Lock()
+		bound := p.wide
+		if p.live > 0 {
+			bound = p.n
+		}
+		if p.busy < bound {
+			p.busy++
+			p.mu.Unlock()
+			break
+		}
+		wake := p.wake
+		p.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			p.waiting.Add(-1)
+			return nil, context.Cause(ctx)
+		}
 	}
+	p.waiting.Add(-1)
 	p.running.Add(1)
 	return func() {
 		p.running.Add(-1)
 		p.done.Add(1)
-		<-p.slots
+		p.mu.Lock()
+		p.busy--
+		p.wakeLocked()
+		p.mu.Unlock()
 	}, nil
 }
 

@@ -40,20 +40,7 @@ func TestPoolBoundsRuns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, PoolStats{Running: 1}, p.Stats())
 
-	got := make(chan func())
-	go func() {
-		r, err := p.acquire(ctx)
-		assert.NoError(t, err)
-		got <- r
-	}()
-	for p.Stats().Waiting != 1 {
-		runtime.Gosched()
-	}
-	select {
-	case <-got:
-		t.Fatal("a second run started in a pool of one")
-	default:
-	}
+	got := heldBack(t, p, "a second run started in a pool of one")
 	release()
 	r2 := <-got
 	assert.Equal(t, PoolStats{Running: 1, Done: 1}, p.Stats())
@@ -107,4 +94,51 @@ func TestPoolBoundsPreparation(t *testing.T) {
 	r, err = nilPool.prepare(ctx)
 	require.NoError(t, err)
 	r()
+}
+
+// The default pool holds to its size while a call is in real time and
+// widens to a decoder per core once none is; an explicit size is fixed.
+func TestPoolWidensAfterTheLastScript(t *testing.T) {
+	assert.Equal(t, 3, NewPool(3).Wide())
+	p := NewPool(0)
+	require.Equal(t, max(runtime.NumCPU(), p.Size()), p.Wide())
+	if p.Wide() == p.Size() {
+		t.Skip("one core: nothing to widen")
+	}
+	ctx := context.Background()
+	p.Live(true)
+	var held []func()
+	for range p.Size() {
+		r, err := p.acquire(ctx)
+		require.NoError(t, err)
+		held = append(held, r)
+	}
+	got := heldBack(t, p, "a decoder past the pool's size while a call is in real time")
+	p.Live(false)
+	held = append(held, <-got)
+	assert.Equal(t, p.Size()+1, p.Stats().Running)
+	for _, r := range held {
+		r()
+	}
+}
+
+// heldBack asks p for a slot and checks it is not granted (yet); the
+// returned channel gives the slot's release once it is.
+func heldBack(t *testing.T, p *Pool, why string) <-chan func() {
+	t.Helper()
+	got := make(chan func(), 1)
+	go func() {
+		r, err := p.acquire(context.Background())
+		assert.NoError(t, err)
+		got <- r
+	}()
+	for p.Stats().Waiting != 1 {
+		runtime.Gosched()
+	}
+	select {
+	case <-got:
+		t.Fatal(why)
+	case <-time.After(20 * time.Millisecond):
+	}
+	return got
 }

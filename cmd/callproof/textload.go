@@ -201,8 +201,8 @@ func printTextLoad(w io.Writer, r textLoadReport, a textLoadArgs) {
 		fmt.Fprintf(w, "caller frames: worst %s late\n", r.FrameLatenessMax.Round(time.Microsecond))
 	}
 	if g := r.Recognition; g != nil {
-		fmt.Fprintf(w, "recognition: %d calls, %d first decodes, %d cross-checks (%d decoder runs taken from identical ones); %d decoders at once at nice %d; decoders' CPU %s\n",
-			g.Calls, g.Drafts, g.Checks, g.Remembered, g.PoolSize, g.Nice, r.ChildCPU.Round(time.Millisecond))
+		fmt.Fprintf(w, "recognition: %d calls, %d first decodes, %d cross-checks (%d decoder runs taken from identical ones); %d decoders at once at nice %d (%d once no call is in real time); decoders' CPU %s\n",
+			g.Calls, g.Drafts, g.Checks, g.Remembered, g.PoolSize, g.Nice, g.PoolWide, r.ChildCPU.Round(time.Millisecond))
 		fmt.Fprintf(w, "recognition time: per call p50 %s max %s · after the last call's script %s · calls' real time p50 %s max %s\n",
 			g.PerCallP50.Round(time.Millisecond), g.PerCallMax.Round(time.Millisecond), g.After.Round(time.Millisecond),
 			g.RealTimeP50.Round(time.Millisecond), g.RealTimeMax.Round(time.Millisecond))
