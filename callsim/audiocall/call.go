@@ -199,7 +199,9 @@ type Call struct {
 	heard    audio.PCM // the current utterance so far
 	rec      *audio.Recorder
 	lat      *histogram
-	dry      int // ticks in a row with no agent audio to play
+	sendPCM  audio.PCM // the caller's frame being built (under mu)
+	playUlaw []byte    // the agent's frame being played (under mu)
+	dry      int       // ticks in a row with no agent audio to play
 	// The agent's own words (transcripts), each for the audio queued
 	// before it since the previous one (from segStart).
 	transcripts []transcript
@@ -274,6 +276,8 @@ func New(cfg Config, w Wire, read func() error) *Call {
 		sounds:   map[string]audio.PCM{},
 		noises:   map[string]*playing{},
 		lat:      newHistogram(),
+		sendPCM:  make(audio.PCM, audio.FrameSamples),
+		playUlaw: make([]byte, audio.FrameSamples),
 		turns:    newTurns(),
 
 		callerOnset: -1,
@@ -688,8 +692,12 @@ func (c *Call) pace(t0 time.Time) {
 // sendFrame sends the caller's frame n: the utterance playing (if any)
 // with every noise mixed over it.
 func (c *Call) sendFrame(n int, at time.Duration) error {
-	frame := make(audio.PCM, audio.FrameSamples)
 	c.mu.Lock()
+	// The frame's samples are the pacer's own, reused every tick (the
+	// recorder copies them): 200 calls' ticks make garbage fast enough to
+	// keep the collector, and its assists on the pacers, busy.
+	frame := c.sendPCM
+	clear(frame)
 	c.tick = n
 	talking, noise := len(c.talking) > 0, len(c.noises) > 0
 	if talking {
@@ -715,8 +723,9 @@ func (c *Call) sendFrame(n int, at time.Duration) error {
 	if c.rec != nil {
 		c.rec.Caller(at, frame)
 	}
+	ulaw := audio.EncodeMulaw(frame)
 	c.mu.Unlock()
-	return c.wire.SendFrame(n, at, audio.EncodeMulaw(frame))
+	return c.wire.SendFrame(n, at, ulaw)
 }
 
 // playFrame plays the agent's next 20 ms, echoes the marks it reaches and
@@ -739,7 +748,7 @@ func (c *Call) playFrame(at time.Duration) {
 	}
 	c.dry = 0
 	k := min(len(c.queue), audio.FrameSamples)
-	ulaw := make([]byte, audio.FrameSamples)
+	ulaw := c.playUlaw // decoded below, never kept
 	copy(ulaw, c.queue[:k])
 	for i := k; i < len(ulaw); i++ {
 		ulaw[i] = audio.MulawSilence
