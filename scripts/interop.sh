@@ -22,7 +22,7 @@ suites=(
 	"pipecat twilio mcp ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^mcp-tools$"
 	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^m]"
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
-	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^netns$"
+	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"

@@ -53,7 +53,7 @@ INTEROP_ONLY=(
 	'^TestAudioCoreMatchesText$'
 	'^TestWebRTCCoreMatchesWebSocket$'
 	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools)$'
-	'^TestRunWebRTCPipecatBot$/^netns$'
+	'^TestRunWebRTCPipecatBot$/^(confirms|cancel-on-interruption)$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'
 	'^TestOpenAIAgentBargeInDuringTool$'

@@ -15,7 +15,11 @@ so a test knows what the bot will do. On POST /v1/chat/completions
   cancelled), call update_order(--restore-args), putting it back;
   otherwise say --nothing-reply;
 - any other words: call update_order(--request-args) when no update_order
-  ran yet; otherwise say --anything-else.
+  ran yet; otherwise say --anything-else;
+- the last message neither the caller's words nor a tool result (Pipecat's
+  developer note that a turn had no words it recognized, as when its
+  speech-to-text falls behind), or any request after it ended the call:
+  say nothing.
 
 Each request and what the fake did is appended to --log as a JSON line.
 It prints "listening on http://HOST:PORT/v1" once it is serving.
@@ -97,9 +101,12 @@ class Fake:
         self.request_args = json.loads(args.request_args)
         self.restore_args = json.loads(args.restore_args)
         self.calls = 0
+        self.ended = False  # it called end_call
 
     def decide(self, messages: list[dict]) -> tuple[str, object]:
         last = messages[-1] if messages else {}
+        if self.ended or last.get("role") not in ("user", "tool"):
+            return "nothing", None
         if last.get("role") == "tool":
             if not succeeded(last):
                 return "say", self.args.nothing_reply
@@ -137,7 +144,11 @@ class Fake:
                   "function": {"name": "update_order", "arguments": json.dumps(payload)}}
             await resp.write(self.chunk({"role": "assistant", "tool_calls": [tc]}))
             await resp.write(self.chunk({}, "tool_calls"))
+        elif what == "nothing":
+            await resp.write(self.chunk({"role": "assistant"}))
+            await resp.write(self.chunk({}, "stop"))
         elif what == "say+end":
+            self.ended = True
             self.calls += 1
             tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
                   "function": {"name": "end_call", "arguments": "{}"}}

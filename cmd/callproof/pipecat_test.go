@@ -201,6 +201,10 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		code, stdout, stderr = cli(resume...)
 	}
 	if code == exitBroken {
+		// What the last placement would have scored, for the log.
+		if _, timeline, _ := cli("show", out, tc.call); timeline != "" {
+			t.Logf("the last placement:\n%s", strings.Join(regexp.MustCompile(`(?m)^.*(would have ended|agent\.hangup|tool\.committed|tool\.cancelled).*$`).FindAllString(timeline, -1), "\n"))
+		}
 		skipIfBehind(t, out, stderr)
 	}
 	if code != exitOK {

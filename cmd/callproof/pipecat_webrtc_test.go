@@ -37,6 +37,9 @@ func TestRunWebRTCPipecatBot(t *testing.T) {
 	more := map[string][]string{
 		"confirms": {`(?m)^  confirmation_matches_backend +pass$`, `agent\.tool_intent +update_order|rtvi\.llm-function-call`},
 		"hangs-up": {`(?m)^  confirmation_matches_backend +pass$`},
+		// Pipecat's own word on the function call, as over the eval wire.
+		"cancel-on-interruption":    {`llm-function-call-stopped.*"cancelled": true`},
+		"no-cancel-on-interruption": {`llm-function-call-stopped.*"cancelled": false`},
 	}
 	hangUp := "(" + regexp.QuoteMeta(webrtc.ReasonPeerLeft) + "|" + regexp.QuoteMeta(webrtc.ReasonClosedCleanly) + ")"
 	cases := pipecatCases(".", hangUp)
@@ -53,33 +56,31 @@ func TestRunWebRTCPipecatBot(t *testing.T) {
 	}
 	ctx, _, _ := pipecatVenv(t) // installed once, before the children
 	ns := pipecatNetns(t)
-	// One level, "netns", over the cases: make test skips it all
-	// (INTEROP_TESTS) until the calls keep time here.
-	t.Run("netns", func(t *testing.T) { runPipecatNetns(ctx, t, ns, cases) })
-}
-
-// runPipecatNetns runs each case in a child inside the namespace ns.
-func runPipecatNetns(ctx context.Context, t *testing.T, ns string, cases []pipecatCase) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// make test runs hangs-up and no-cancel-on-interruption (one call of
+	// each configuration); INTEROP_ONLY leaves the others to make interop.
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, "ip", "netns", "exec", ns, self,
-				"-test.run", "^TestRunWebRTCPipecatBot$/^"+regexp.QuoteMeta(tc.name)+"$", "-test.v", "-test.count=1", "-test.timeout=8m")
-			cmd.Env = append(os.Environ(), envPipecatNetns+"="+ns)
-			out, err := cmd.CombinedOutput()
-			t.Logf("the child, in %s:\n%s", ns, out)
-			switch {
-			case err != nil:
-				t.Fatalf("the child: %v", err)
-			case strings.Contains(string(out), "--- SKIP"):
-				t.Skip("the child skipped")
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { runPipecatNetns(ctx, t, ns, self, tc.name) })
+	}
+}
+
+// runPipecatNetns runs the case name in a child inside the namespace ns.
+func runPipecatNetns(ctx context.Context, t *testing.T, ns, self, name string) {
+	cctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "ip", "netns", "exec", ns, self,
+		"-test.run", "^TestRunWebRTCPipecatBot$/^"+regexp.QuoteMeta(name)+"$", "-test.v", "-test.count=1", "-test.timeout=8m")
+	cmd.Env = append(os.Environ(), envPipecatNetns+"="+ns)
+	out, err := cmd.CombinedOutput()
+	t.Logf("the child, in %s:\n%s", ns, out)
+	switch {
+	case err != nil:
+		t.Fatalf("the child: %v", err)
+	case strings.Contains(string(out), "--- SKIP"):
+		t.Skip("the child skipped")
 	}
 }
 
