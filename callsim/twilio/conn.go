@@ -1,6 +1,7 @@
 package twilio
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -193,6 +194,12 @@ type Conn struct {
 	seq      int
 	sids     struct{ account, call, stream string }
 	mediaBuf []byte
+	// readBuf holds the message being read, reused (up to
+	// maxKeptReadBuf): an agent that sends each reply whole sends
+	// messages of tens of kilobytes, and 200 calls' greetings read into
+	// fresh, repeatedly grown buffers within the ramp kept the collector
+	// busy at the moment every call's clock starts.
+	readBuf  bytes.Buffer
 	lastPing time.Time // the frame clock's only
 
 	rd *readdeadline.Keeper // the read deadline: call deadline and idle timeout
@@ -342,7 +349,7 @@ func (c *Conn) start(s native.Start) error {
 func (c *Conn) reader() error {
 	for {
 		c.ws.SetReadLimit(c.limit.Load())
-		typ, b, err := c.ws.ReadMessage()
+		typ, b, err := c.readMessage()
 		if err != nil {
 			switch {
 			case errors.Is(err, websocket.ErrReadLimit):
@@ -397,6 +404,26 @@ func (c *Conn) reader() error {
 			c.Emit(callsim.Frame{Message: native.Message{Event: "twilio." + m.Event}, Raw: raw})
 		}
 	}
+}
+
+// maxKeptReadBuf bounds the read buffer a call keeps between messages.
+const maxKeptReadBuf = 256 << 10
+
+// readMessage reads the next message into readBuf; the bytes are valid
+// until the next call.
+func (c *Conn) readMessage() (int, []byte, error) {
+	if c.readBuf.Cap() > maxKeptReadBuf {
+		c.readBuf = bytes.Buffer{}
+	}
+	c.readBuf.Reset()
+	typ, r, err := c.ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := c.readBuf.ReadFrom(r); err != nil {
+		return 0, nil, err
+	}
+	return typ, c.readBuf.Bytes(), nil
 }
 
 // ForeignFrames counts the frames ignored for naming another stream
