@@ -117,6 +117,10 @@ type Transport struct {
 	// its catalogue and records.
 	RecordDir  string
 	HearingFor func(c callsim.CallSetup) Hearer
+
+	// REST, when set, is the stub of Twilio's REST API the calls are
+	// registered with while they run: an agent ends its call there.
+	REST *REST
 }
 
 var (
@@ -336,9 +340,13 @@ func (c *Conn) start(s native.Start) error {
 		}})
 	}
 	c.lastPing = time.Now()
+	call := c.sids.call
 	c.wmu.Unlock()
 	if err != nil {
 		return err
+	}
+	if c.t.REST != nil {
+		c.t.REST.add(call, c)
 	}
 	c.StartClock()
 	return nil
@@ -507,6 +515,12 @@ func appendMedia(b []byte, seq, stream string, chunk, ms int, ulaw []byte) []byt
 // Close stops the pacer, closes the socket, waits for the reader, and
 // writes the recording if one was asked for. Safe to call more than once.
 func (c *Conn) Close() error {
+	if c.t.REST != nil {
+		c.wmu.Lock()
+		call := c.sids.call
+		c.wmu.Unlock()
+		c.t.REST.remove(call, c)
+	}
 	return c.Shutdown(func() error {
 		_ = c.ws.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(500*time.Millisecond))

@@ -25,6 +25,7 @@ func TestProtocolDocMatchesTwilioBounds(t *testing.T) {
 		"twilio.EventForeignStream":      EventForeignStream,
 		"twilio.MaxForeignFieldBytes":    int64(MaxForeignFieldBytes),
 		"twilio.ReasonClosedCleanly":     ReasonClosedCleanly,
+		"twilio.ReasonRESTHangUp":        ReasonRESTHangUp,
 	} {
 		written, ok := refs[name]
 		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s", name) {
