@@ -33,16 +33,33 @@ type Bot struct {
 	// joined, whatever the caller is doing.
 	LeaveAfter time.Duration
 
-	calls, frames, left atomic.Int64
+	calls, frames, left, failed atomic.Int64
+	mu                          sync.Mutex
+	firstErr                    string
 }
 
-// BotStats counts the rooms a bot joined, the caller frames it received
-// and the rooms it left on its own (LeaveAfter).
-type BotStats struct{ Calls, Frames, Left int64 }
+// BotStats counts the rooms a bot joined, the caller frames it received,
+// the rooms it left on its own (LeaveAfter) and the jobs it could not
+// play (it never joined or never published), with the first reason.
+type BotStats struct {
+	Calls, Frames, Left, Failed int64
+	FirstError                  string `json:",omitempty"`
+}
 
 // Stats is the bot's counts so far.
 func (b *Bot) Stats() BotStats {
-	return BotStats{Calls: b.calls.Load(), Frames: b.frames.Load(), Left: b.left.Load()}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BotStats{Calls: b.calls.Load(), Frames: b.frames.Load(), Left: b.left.Load(), Failed: b.failed.Load(), FirstError: b.firstErr}
+}
+
+func (b *Bot) fail(room string, err error) {
+	b.failed.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.firstErr == "" {
+		b.firstErr = room + ": " + err.Error()
+	}
 }
 
 // Run joins j's room and plays the agent until the caller leaves, ctx
@@ -89,15 +106,18 @@ func (b *Bot) Run(ctx context.Context, j Job) {
 	cb.OnDisconnected = cancel
 	room, err := lksdk.ConnectToRoomWithToken(j.URL, j.Token, cb, lksdk.WithAutoSubscribe(true), lksdk.WithLogger(logger.GetDiscardLogger()))
 	if err != nil {
+		b.fail(j.Room, err)
 		return
 	}
 	defer room.Disconnect()
 	b.calls.Add(1)
 	track, err := lksdk.NewLocalSampleTrack(pion.RTPCodecCapability{MimeType: pion.MimeTypePCMU, ClockRate: 8000, Channels: 1})
 	if err != nil {
+		b.fail(j.Room, err)
 		return
 	}
 	if _, err := room.LocalParticipant.PublishTrack(track, &lksdk.TrackPublicationOptions{Name: "agent", Source: livekit.TrackSource_MICROPHONE}); err != nil {
+		b.fail(j.Room, err)
 		return
 	}
 	var leave <-chan time.Time

@@ -49,6 +49,6 @@ func TestWorkerDispatchedByNameLeavesMidCall(t *testing.T) {
 	assert.Less(t, time.Since(started), 10*time.Second, "the hang-up came when the agent left, not at a timeout")
 	assert.Contains(t, words, "one moment please")
 	st := bot.Stats()
-	assert.Equal(t, BotStats{Calls: 1, Frames: st.Frames, Left: 1}, st)
+	assert.Equal(t, BotStats{Calls: 1, Frames: st.Frames, Left: 1}, st, "joined once, left once, nothing failed")
 	assert.Greater(t, st.Frames, int64(50), "the bot heard the caller's frames")
 }

@@ -504,6 +504,9 @@ func liveKitLoadBot(ctx context.Context, server string, f liveKitFlags, stdout, 
 	<-ctx.Done()
 	w.Close()
 	st := bot.Stats()
-	fmt.Fprintf(stdout, "rooms %d · caller frames heard %d\n", st.Calls, st.Frames)
+	fmt.Fprintf(stdout, "rooms %d · caller frames heard %d · jobs failed %d\n", st.Calls, st.Frames, st.Failed)
+	if st.FirstError != "" {
+		fmt.Fprintf(stdout, "first failure: %s\n", st.FirstError)
+	}
 	return exitOK
 }
