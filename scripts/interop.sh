@@ -25,6 +25,7 @@ suites=(
 	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
+	"callproof-careful twilio audio-only-load ./cmd/callproof/ ^TestLoadAudioOnlyAgent$"
 	"callproof-careful webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^careful$"
 	"callproof-naive webrtc core ./harness/ ^TestWebRTCCoreMatchesWebSocket$/^naive$"
 )

@@ -51,6 +51,7 @@ prebuild() { # compiles every test binary in parallel, running no test
 # joined list (`INTEROP_TESTS= make test` runs everything).
 INTEROP_ONLY=(
 	'^TestAudioCoreMatchesText$'
+	'^TestLoadAudioOnlyAgent$'
 	'^TestWebRTCCoreMatchesWebSocket$'
 	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools)$'
 	'^TestRunWebRTCPipecatBot$/^(confirms|cancel-on-interruption)$'

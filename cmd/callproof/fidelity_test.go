@@ -85,11 +85,12 @@ func TestLoadFidelity(t *testing.T) {
 // startAudioAgent runs `callproof agent careful --transport twilio` over
 // cache as a child process, waits (bounded) for its listen line and
 // returns its URL, and a function counting its stderr lines so far and
-// whether it panicked. The agent is stopped when the test ends.
-func startAudioAgent(t *testing.T, cache string) (string, func() (int, bool)) {
+// whether it panicked (extra: more agent flags). The agent is stopped
+// when the test ends.
+func startAudioAgent(t *testing.T, cache string, extra ...string) (string, func() (int, bool)) {
 	t.Helper()
-	cmd := exec.Command(callproofBinary(t), "agent", "careful", "--transport", "twilio",
-		"--speech-cache", cache, "--listen", "127.0.0.1:0")
+	args := append([]string{"agent", "careful", "--transport", "twilio", "--speech-cache", cache, "--listen", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(callproofBinary(t), args...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()
