@@ -9,11 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/callproof/callproof/internal/sockpeek"
 	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
@@ -68,8 +72,10 @@ func (c *toolClient) post(ctx context.Context, tool string, args map[string]stri
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := c.clock.AfterFunc(c.timeout, func() { cancel(errToolTimeout) })
-	defer stop()
+	dl := &deadline{clock: c.clock, d: c.timeout, cancel: cancel}
+	dl.arm()
+	defer dl.stop()
+	rctx = httptrace.WithClientTrace(rctx, dl.trace())
 
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimRight(c.baseURL, "/")+"/"+tool, bytes.NewReader(body))
 	if err != nil {
@@ -119,6 +125,99 @@ func (c *toolClient) post(ctx context.Context, tool string, args map[string]stri
 		return toolResult{kind: resOK, status: resp.StatusCode, record: parsed.Record}
 	}
 	return toolResult{kind: resError, status: resp.StatusCode}
+}
+
+// deadline is a tool request's timeout, keyed to what the agent has
+// sent and received rather than to when its goroutines ran. On a loaded
+// machine the dial and the write can take longer than the whole timeout
+// at a small time scale, and an answer can sit in the socket while the
+// transport's reader waits for the CPU; a timer counted from the call to
+// Do would give up on a request the backend had answered. So the timeout
+// starts again once the request is written, and when it runs out with an
+// answer (or the backend's close) already in the socket it waits one
+// more period for the transport to read it instead of giving up. Bounded:
+// at most three periods in all.
+type deadline struct {
+	clock  Clock
+	d      time.Duration
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	stopT    func() bool
+	conn     net.Conn
+	answered bool // the transport has read the answer's first byte
+	extended bool
+	done     bool
+}
+
+func (t *deadline) arm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return
+	}
+	if t.stopT != nil {
+		t.stopT()
+	}
+	t.stopT = t.clock.AfterFunc(t.d, t.fire)
+}
+
+func (t *deadline) fire() {
+	t.mu.Lock()
+	if t.done {
+		t.mu.Unlock()
+		return
+	}
+	if !t.extended && (t.answered || t.conn != nil) {
+		if data, closed := t.peek(); data || closed {
+			t.extended = true
+			t.mu.Unlock()
+			t.arm()
+			return
+		}
+	}
+	t.done = true
+	t.mu.Unlock()
+	t.cancel(errToolTimeout)
+}
+
+// peek reports an answer read or waiting; t.mu must be held.
+func (t *deadline) peek() (data, closed bool) {
+	if t.answered {
+		return true, false
+	}
+	return sockpeek.Peek(t.conn)
+}
+
+func (t *deadline) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.done = true
+	if t.stopT != nil {
+		t.stopT()
+	}
+}
+
+// trace follows the request: its connection (to peek at), the moment it
+// is written (to start the timeout again) and its answer's first byte.
+func (t *deadline) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			t.mu.Lock()
+			t.conn = info.Conn
+			t.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			t.mu.Lock()
+			t.answered = true
+			t.mu.Unlock()
+		},
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				t.arm()
+			}
+		},
+	}
 }
 
 // idempotencyKey is derived from the call, the action and the slot version

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"net"
 	"slices"
+
+	"github.com/callproof/callproof/internal/sockpeek"
 )
 
 // An agent withdraws a request by closing its connection (docs/PROTOCOL.md).
@@ -45,7 +47,11 @@ func (x *exchange) clientGone() bool {
 	if x.ctx.Err() != nil {
 		return true
 	}
-	return x.conn != nil && peerClosed(x.conn)
+	if x.conn == nil {
+		return false
+	}
+	_, closed := sockpeek.Peek(x.conn)
+	return closed
 }
 
 // settle cancels every request of the call waiting before its commit whose
