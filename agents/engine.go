@@ -285,10 +285,13 @@ func (e *engine) hear(text string) {
 		}
 	}
 	e.stateDirty = true
+	// Withdraw first, report after: the withdrawal's close is in the
+	// backend's socket before the report leaves (spawn), so a harness that
+	// lets a held write go at the report finds it already withdrawn.
+	e.invalidate()
 	if !e.confirmFirst() || !e.callerSpeaking() {
 		e.reportState()
 	}
-	e.invalidate()
 }
 
 // reportState self-reports the working state. The generic careful agent

@@ -220,9 +220,13 @@ func (s *session) loop() {
 // The worker outlives the call: a caller hanging up is not a withdrawal,
 // so a write already on its way finishes (each request is bounded by the
 // tool timeout) instead of being cut off mid-flight, which would leave its
-// outcome unknown. Corrections still cancel it through the returned func.
+// outcome unknown. Corrections still cancel it through the returned func,
+// which also closes the worker's open connections before it returns (see
+// withdrawals).
 func (s *session) spawn(parent context.Context, w *worker, p plan) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	open := &withdrawals{}
+	ctx = context.WithValue(ctx, withdrawalsKey{}, open)
 	s.jobs.Add(1)
 	go func() {
 		defer s.jobs.Done()
@@ -230,5 +234,8 @@ func (s *session) spawn(parent context.Context, w *worker, p plan) context.Cance
 		out := w.run(ctx, p)
 		s.post(doneEvent{job: p.id, out: out})
 	}()
-	return cancel
+	return func() {
+		cancel()
+		open.closeAll()
+	}
 }

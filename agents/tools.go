@@ -75,6 +75,10 @@ func (c *toolClient) post(ctx context.Context, tool string, args map[string]stri
 	dl := &deadline{clock: c.clock, d: c.timeout, cancel: cancel}
 	dl.arm()
 	defer dl.stop()
+	if w, ok := ctx.Value(withdrawalsKey{}).(*withdrawals); ok {
+		dl.open = w
+		defer dl.forget()
+	}
 	rctx = httptrace.WithClientTrace(rctx, dl.trace())
 
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimRight(c.baseURL, "/")+"/"+tool, bytes.NewReader(body))
@@ -127,6 +131,51 @@ func (c *toolClient) post(ctx context.Context, tool string, args map[string]stri
 	return toolResult{kind: resError, status: resp.StatusCode}
 }
 
+// withdrawals are a worker's open tool connections. Cancelling a request's
+// context makes net/http close its connection on the transport's own
+// goroutine, some time later; a worker's cancel closes them at once
+// instead, on the goroutine that cancels. The close is then in the
+// backend's socket before anything the agent sends after the cancel (its
+// state report, which can release a held write) has left it: the
+// withdrawal comes first by construction.
+type withdrawals struct {
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+}
+
+type withdrawalsKey struct{}
+
+// add tracks conn until the returned func; a conn opened after the
+// withdrawal is closed at once.
+func (w *withdrawals) add(conn net.Conn) func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		_ = conn.Close()
+		return func() {}
+	}
+	if w.conns == nil {
+		w.conns = map[net.Conn]bool{}
+	}
+	w.conns[conn] = true
+	return func() {
+		w.mu.Lock()
+		delete(w.conns, conn)
+		w.mu.Unlock()
+	}
+}
+
+func (w *withdrawals) closeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	for c := range w.conns {
+		_ = c.Close()
+	}
+	w.conns = nil
+}
+
 // deadline is a tool request's timeout, keyed to what the agent has
 // sent and received rather than to when its goroutines ran. On a loaded
 // machine the dial and the write can take longer than the whole timeout
@@ -141,6 +190,9 @@ type deadline struct {
 	clock  Clock
 	d      time.Duration
 	cancel context.CancelCauseFunc
+
+	open    *withdrawals // the worker's, or nil
+	untrack func()
 
 	mu       sync.Mutex
 	stopT    func() bool
@@ -181,6 +233,16 @@ func (t *deadline) fire() {
 	t.cancel(errToolTimeout)
 }
 
+// forget stops tracking the request's connection for its withdrawal.
+func (t *deadline) forget() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.untrack != nil {
+		t.untrack()
+		t.untrack = nil
+	}
+}
+
 // peek reports an answer read or waiting; t.mu must be held.
 func (t *deadline) peek() (data, closed bool) {
 	if t.answered {
@@ -204,8 +266,11 @@ func (t *deadline) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			t.mu.Lock()
+			defer t.mu.Unlock()
 			t.conn = info.Conn
-			t.mu.Unlock()
+			if t.open != nil {
+				t.untrack = t.open.add(info.Conn)
+			}
 		},
 		GotFirstResponseByte: func() {
 			t.mu.Lock()

@@ -417,20 +417,22 @@ func script(pre []StepSpec, a StepSpec, challenge, post []StepSpec) []StepSpec {
 }
 
 // holdMax bounds a staged hold; releaseWait is how long the release waits
-// for the agent to cancel the held write before letting it through.
+// for the agent's answer to the challenge before letting the write through.
 const (
 	holdMax     = 5 * time.Second
 	releaseWait = 2 * time.Second
 )
 
-// release lets the held write through once the agent has had its chance
-// to withdraw it: on the agent's cancel of it (then the release is
-// moot), or releaseWait after the challenge. An ordering, not a margin: a
-// correct agent's cancel always comes first, however loaded the machine,
-// as long as it comes within releaseWait.
-func release(req request, after string) StepSpec {
+// release lets the held write through once the agent has answered the
+// challenge: at its first state report after it, or releaseWait after it
+// for an agent that sends none. An ordering, not a margin: an agent that
+// withdraws the write before it reports (docs/PROTOCOL.md, state) has its
+// close in the backend's socket by then, so the release is moot; one that
+// keeps the write has it released at its report, long before its own
+// tool timeout could give up on the hold, however loaded the machine.
+func release(after string) StepSpec {
 	return StepSpec{ID: "release", Do: "release", Hold: "h1",
-		On: &TriggerSpec{After: after, Event: string(trace.KindToolCancelled), Match: &Match{Tool: req.action}, Timeout: Duration(releaseWait)}}
+		On: &TriggerSpec{After: after, Event: string(trace.KindAgentState), Timeout: Duration(releaseWait)}}
 }
 
 // staged places a correction, negation or interruption at its stage.
@@ -464,7 +466,7 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action}, Max: Duration(holdMax)}}
 		ch.On = &TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
-		post = []StepSpec{release(req, ch.ID)}
+		post = []StepSpec{release(ch.ID)}
 	case "during_retry":
 		// The first write fails; the hold, armed before the request, lets
 		// that first try through and catches the retry; the correction
@@ -473,7 +475,7 @@ func staged(stage string, req request, ch StepSpec) ([]StepSpec, []FaultSpec) {
 		pre = []StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &Match{Tool: req.action, Skip: 1}, Max: Duration(holdMax)}}
 		ch.On = &TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
-		post = []StepSpec{release(req, ch.ID)}
+		post = []StepSpec{release(ch.ID)}
 	}
 	return script(pre, ask(req), []StepSpec{ch}, post), faults
 }

@@ -97,7 +97,7 @@ func compact(t *testing.T) compactValues {
 	v.heldDelay = stepOf(t, sent, "correct").On.Delay
 	v.holdMax = stepOf(t, sent, "hold").Duration
 	rel := stepOf(t, sent, "release").On
-	require.Equal(t, trace.KindToolCancelled, rel.Event, "the release waits for the agent's cancel")
+	require.Equal(t, trace.KindAgentState, rel.Event, "the release waits for the agent's state report")
 	v.release = rel.Timeout
 
 	retry := compileCase(t, "correction", "{field: order_number, initial_value: \"5590\", corrected_value: \"5599\", interrupt_stage: during_retry}")
@@ -199,10 +199,10 @@ func TestScenariosDocDefaults(t *testing.T) {
 		{"or after %s \\(script time\\) if none comes; `quiet` waits at most %s", []time.Duration{v.greeting, v.quietBound}},
 		{"compact scripts use %s", []time.Duration{v.quietBound}},
 		{"`during_tool_prep` \\| `agent.tool_intent`, fallback %s", []time.Duration{v.fallback}},
-		{"`after_tool_sent` \\| `tool.held` \\+ %s; required \\| hold `h1` on the action's tool \\(max %s\\) armed before `ask`; `release` h1 on the agent's `tool.cancelled` of the action, or %s after the challenge",
+		{"`after_tool_sent` \\| `tool.held` \\+ %s; required \\| hold `h1` on the action's tool \\(max %s\\) armed before `ask`; `release` h1 at the agent's first `agent.state` after the challenge, or %s after the challenge if none comes",
 			[]time.Duration{v.heldDelay, v.holdMax, v.release}},
 		{"`during_retry` \\| `tool.held` \\(the retry\\) \\+ %s; required", []time.Duration{v.heldDelay}},
-		{"`release` on the agent's cancel, or %s after the correction", []time.Duration{v.release}},
+		{"`release` at the agent's state report after the correction, or %s after it", []time.Duration{v.release}},
 		{"`before_agent_finishes` \\| silence step `landed` \\(0s\\) on `tool.committed` of the action; then the interruption on `agent.speech_start` \\+ %s after `landed`", []time.Duration{v.bargeDelay}},
 		{"cough, door, tv, music, traffic; %s\\) on `agent.speech_start` \\+ %s after `landed`", []time.Duration{v.noiseLen, v.noiseDelay}},
 	})
