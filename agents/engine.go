@@ -225,7 +225,7 @@ func (e *engine) start(st *native.Start) {
 		e.dom = orderDomain{catalog: e.catalog}
 	}
 	e.tools = &toolClient{http: e.client, clock: e.cfg.Clock, baseURL: st.Tools.BaseURL, token: st.Tools.Token, timeout: e.cfg.ToolTimeout}
-	e.s.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: scale, Agent: e.cfg.Name}})
+	e.s.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: scale, Agent: e.cfg.Name, ToolIntents: true}})
 	e.say(greeting, false)
 }
 

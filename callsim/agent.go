@@ -74,6 +74,9 @@ func (r *run) agentFrame(f Frame) *ending {
 		agent := c.str(a.Agent)
 		select {
 		case r.ackCh <- a:
+			// Set before any later frame of the agent's is recorded, so a
+			// trigger that sees those frames sees this too.
+			r.intents.Store(a.ToolIntents)
 			r.note(fmt.Sprintf("agent ack: time scale %g agent %q", a.TimeScale, agent))
 		default:
 			r.note("agent sent another ack; ignored")

@@ -269,6 +269,21 @@ func TestToolIntentTrigger(t *testing.T) {
 		s2 := mustFind(t, o.hist, trace.KindCallerSpeechStart, ofStep("s2"))
 		assert.GreaterOrEqual(t, s2.At-fin.At, 300*time.Millisecond)
 	})
+	t.Run("declared intents are waited for", func(t *testing.T) {
+		o := runCall(t, setup{script: script, agent: func(a *fakeAgent) {
+			a.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: 1, Agent: "fake", ToolIntents: true}})
+			a.untilFinal()
+			// Later than the fallback: a slow end of turn.
+			time.Sleep(600 * time.Millisecond)
+			a.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: "update_order"}})
+			a.drain()
+		}})
+		require.Equal(t, trace.Outcome(""), o.res.Outcome, o.res.Reason)
+		intent := mustFind(t, o.hist, trace.KindAgentToolIntent, func(trace.Event) bool { return true })
+		fired := mustFind(t, o.hist, trace.KindTriggerFired, ofStep("s2")).Data.(*trace.TriggerNote)
+		assert.Equal(t, intent.Seq, fired.Cause, "fired by the agent's notice, not the clock")
+		assert.NotContains(t, fired.On, "fallback")
+	})
 }
 
 func TestMissedTriggers(t *testing.T) {

@@ -55,6 +55,7 @@ type run struct {
 
 	// Shared with the pump and the recorder's subscription.
 	ackCh     chan native.Ack // first ack only
+	intents   atomic.Bool     // the first ack says the agent sends tool_intent
 	connDown  atomic.Bool     // the pump saw the connection go
 	truncated atomic.Int64    // agent events whose text was cut
 

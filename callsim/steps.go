@@ -106,7 +106,10 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	}
 	entry := r.rec.Since()
 	deadline := entry + timeout
-	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0
+	// An agent whose ack says it sends tool_intent is waited for: its
+	// notice, not a clock, marks the moment (an ordering, however late
+	// either side runs).
+	fallback := on.Event == trace.KindAgentToolIntent && on.Fallback > 0 && !r.intents.Load()
 	var hit *trace.Event
 	viaFallback := false
 	scan := mark + 1 // the next seq to look at

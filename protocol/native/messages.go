@@ -100,10 +100,13 @@ type Stop struct {
 }
 
 // Ack answers start. TimeScale is the scale the agent will run at; an
-// agent that omits it (or sends no ack) is run at 1.0.
+// agent that omits it (or sends no ack) is run at 1.0. ToolIntents says
+// the agent sends tool_intent before each tool job it starts: a step
+// triggered on agent.tool_intent then waits for it, with no fallback.
 type Ack struct {
-	TimeScale float64 `json:"timeScale,omitempty"`
-	Agent     string  `json:"agent,omitempty"`
+	TimeScale   float64 `json:"timeScale,omitempty"`
+	Agent       string  `json:"agent,omitempty"`
+	ToolIntents bool    `json:"toolIntents,omitempty"`
 }
 
 // AgentSpeech is one agent utterance: start, then text (the words so far or
