@@ -486,7 +486,7 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 	p.read, p.update = e.dom.readTool(ref), e.dom.updateTool(ref)
 	if p.tool.Effect == trace.EffectCreate {
 		for _, t := range e.catalog {
-			if t.Effect == trace.EffectRead && t.Table == p.tool.Table && t.KeyArg != "" {
+			if t.Effect == trace.EffectRead && t.Table == p.tool.Table && t.KeyArg != "" && keyOnly(t) {
 				p.created = t
 				break
 			}
@@ -509,7 +509,7 @@ func (e *engine) newPlan(id int, negate bool, tool string, args map[string]strin
 		if e.confirmFirst() {
 			p.awaitLanding = copyMap(e.pending)
 			p.reRead = true
-			p.ledger = true
+			p.checkAnswer = true
 		}
 		p.restore = map[string]map[string]string{}
 		for o, fields := range e.touched {

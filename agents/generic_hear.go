@@ -230,6 +230,7 @@ func (d *genericDomain) understand(text, action string) heard {
 	}
 	args := d.argsOf(target)
 	filled := map[string]bool{}
+	guessed := map[string]bool{} // free text filled by a capitalized word alone
 	for _, en := range ents {
 		if priorValue(ts, en) || en.Dim == entity.DimNone && target == "" {
 			continue
@@ -237,6 +238,9 @@ func (d *genericDomain) understand(text, action string) heard {
 		name, v := d.assign(args, ts, en, filled)
 		if name == "" {
 			continue
+		}
+		if en.Dim == entity.DimNone {
+			guessed[name] = true
 		}
 		filled[name] = true
 		h.slots[name] = v
@@ -260,9 +264,10 @@ func (d *genericDomain) understand(text, action string) heard {
 		}
 	}
 	// Free text named by its argument ("the note ring twice"): the words
-	// after the name, to the end of the clause.
+	// after the name, to the end of the clause. Naming the argument says
+	// more than a capitalized word guessed to be a name.
 	for _, ta := range args {
-		if filled[ta.arg.Name] || d.kind(ta.tool, ta.arg) != kindText || target == "" {
+		if filled[ta.arg.Name] && !guessed[ta.arg.Name] || d.kind(ta.tool, ta.arg) != kindText || target == "" {
 			continue
 		}
 		if v := namedText(text, ta.arg.Name); v != "" && matches(ta.arg, v) {
@@ -372,7 +377,9 @@ func properNames(text string, ts []string, ents []entity.Entity) []entity.Entity
 	for _, raw := range strings.Fields(text) {
 		word := strings.Trim(raw, ".,!?;:\"'()")
 		n := len(entity.Tokenize(raw))
-		if n == 1 && k < len(ts) && !used[k] && !opens && word != "" && word[0] >= 'A' && word[0] <= 'Z' &&
+		// A lone capital is a character of a spelled code ("B I zero
+		// six"), not a name.
+		if n == 1 && k < len(ts) && !used[k] && !opens && len(word) > 1 && word[0] >= 'A' && word[0] <= 'Z' &&
 			!strings.HasPrefix(strings.ToLower(word), "i'") && word != "I" && !stopWords[strings.ToLower(word)] {
 			out = append(out, entity.Entity{Dim: entity.DimNone, Value: word, Span: entity.Span{Start: k, End: k + 1}, Text: word})
 		}
@@ -401,7 +408,7 @@ func namedText(text, arg string) string {
 			switch l := strings.ToLower(bare); {
 			case len(out) == 0 && (l == "is" || l == "to" || l == "as" || l == "should" || l == "be" || l == "reads" || l == "say" || l == "says"):
 				continue
-			case l == "and" || l == "please" || bare == "":
+			case textEnds[l] || bare == "":
 				return strings.Join(out, " ")
 			}
 			out = append(out, bare)
@@ -413,6 +420,12 @@ func namedText(text, arg string) string {
 	}
 	return ""
 }
+
+// textEnds are words that close a free-text value rather than belong to
+// it: "make the note side door instead", "... ring twice, please", "... and
+// the date ...".
+var textEnds = map[string]bool{"and": true, "please": true, "instead": true, "then": true, "thanks": true,
+	"thank": true, "rather": true, "but": true}
 
 // digitWords are the digits said as words inside a spelled code.
 var digitWords = map[string]string{
@@ -739,7 +752,7 @@ func (d *genericDomain) lookups(tool string, args map[string]string) []lookup {
 			continue
 		}
 		for _, r := range d.cat {
-			if r.Effect == trace.EffectRead && r.KeyArg == a.Name && r.Table != t.Table {
+			if r.Effect == trace.EffectRead && r.KeyArg == a.Name && r.Table != t.Table && keyOnly(r) {
 				out = append(out, lookup{tool: r, key: args[a.Name]})
 				break
 			}

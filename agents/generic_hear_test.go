@@ -47,3 +47,27 @@ func TestGenericHears(t *testing.T) {
 		assert.Equal(t, c.want, got, "%q", c.text)
 	}
 }
+
+// TestGenericHearsFreeText: a free-text value named by its argument ends
+// at the clause's end or at a word that closes it ("instead", "please"),
+// and a spelled code's lone capitals are not taken for a name.
+func TestGenericHearsFreeText(t *testing.T) {
+	code := trace.ArgSpec{Name: "rental_code", Type: "string", Required: true, Pattern: `^[A-Z]{2}\d{4}$`}
+	d := newGenericDomain([]trace.ToolSpec{
+		{Name: "get_rental", Effect: trace.EffectRead, Table: "rentals", KeyArg: "rental_code", Args: []trace.ArgSpec{code}},
+		{Name: "move_rental", Description: "Change a rental.", Effect: trace.EffectUpdate, Table: "rentals", KeyArg: "rental_code", Consequential: true,
+			Args: []trace.ArgSpec{code, {Name: "note", Type: "string"}, {Name: "speed", Type: "string", Enum: []string{"standard", "same-day"}}}},
+	}, "2026-11-30", "UTC")
+	for _, c := range []struct {
+		action, text string
+		want         map[string]string
+	}{
+		{"", "Hi, I'd like to move rental B I zero six nine five. Please make the speed same day and the note ring twice.",
+			map[string]string{"rental_code": "BI0695", "speed": "same-day", "note": "ring twice"}},
+		{"move_rental", "Wait, make the note extra napkins instead.", map[string]string{"note": "extra napkins"}},
+		{"move_rental", "Sorry, make the note side door, please.", map[string]string{"note": "side door"}},
+		{"move_rental", "Sorry, make the note Side door please.", map[string]string{"note": "Side door"}},
+	} {
+		assert.Equal(t, c.want, d.understand(c.text, c.action).slots, "%q", c.text)
+	}
+}

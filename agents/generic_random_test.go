@@ -17,21 +17,24 @@ import (
 	"github.com/callproof/callproof/toolimport"
 )
 
+// randomSeeds are the seeds make test plays: each draws a domain's nouns,
+// key patterns, argument types, which arguments are required, and which
+// reads need more than a key. GENERIC_SEEDS="1 2 3" plays others (on
+// 2026-12-02 seeds 1 to 20 all passed).
+var randomSeeds = []uint64{3, 11, 12}
+
 // TestGenericAgentOnRandomCatalogues is the other half of issue 23's
 // proof: tools of made-up domains drawn from a seed go through init's
 // import (unreviewed: its guesses as they are) and init --catalogue (a
 // small pack for three consequential tools); the generic careful agent
 // passes every scenario, the generic naive agent fails at least half.
-//
-// Not yet in make test: set GENERIC_RANDOM=1 (GENERIC_SEEDS="1 2 3"
-// chooses the seeds).
 func TestGenericAgentOnRandomCatalogues(t *testing.T) {
-	if testing.Short() || os.Getenv("GENERIC_RANDOM") == "" {
-		t.Skip("set GENERIC_RANDOM=1 to play packs of random catalogues against the generic agents")
+	if testing.Short() {
+		t.Skip("plays generated packs")
 	}
 	careful, naive := agents.Careful(), agents.Naive()
 	careful.Generic, naive.Generic = true, true
-	seeds := []uint64{11, 12}
+	seeds := randomSeeds
 	if env := os.Getenv("GENERIC_SEEDS"); env != "" {
 		seeds = nil
 		for _, f := range strings.Fields(env) {

@@ -307,12 +307,14 @@ type plan struct {
 	// awaitLanding: records whose write was accepted (202) and not seen
 	// to land; restore waits for it before putting the record back.
 	awaitLanding map[string]bool
-	reRead       bool           // read the target again when the first read fails
-	ledger       bool           // after a failed create, ask the call's ledger whether it committed
-	read         trace.ToolSpec // read tool for the orders table (Name "" if none)
-	update       trace.ToolSpec // update tool used to restore fields
-	created      trace.ToolSpec // read tool for the write's table when it creates records
-	preRead      bool           // read the target before the first write to it
+	reRead       bool // read the target again when the first read fails
+	// checkAnswer (generic careful): a create's answer must hold what was
+	// asked, and a write no read can check is settled by its answers.
+	checkAnswer bool
+	read        trace.ToolSpec // read tool for the orders table (Name "" if none)
+	update      trace.ToolSpec // update tool used to restore fields
+	created     trace.ToolSpec // read tool for the write's table when it creates records
+	preRead     bool           // read the target before the first write to it
 	// restore: records earlier writes touched, with the value of each
 	// touched field before the agent's first write.
 	restore map[string]map[string]string
@@ -480,7 +482,7 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		}
 		// A create answered with another record than it asked for is as
 		// broken as no answer: whether it landed is checked below.
-		wrongMade := res.kind == resOK && p.ledger && (spec.Effect == trace.EffectCreate || targets(spec) && p.read.Name == "") &&
+		wrongMade := res.kind == resOK && p.checkAnswer && (spec.Effect == trace.EffectCreate || targets(spec) && p.read.Name == "") &&
 			(res.record.Table != spec.Table || !holds(*res.record, spec, kn, args) || targets(spec) && res.record.Key != args[kn])
 		if res.kind == resOK && spec.Effect == trace.EffectCreate && main && !wrongMade {
 			out.created = append(out.created, res.record.Key)
@@ -512,37 +514,37 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
 			return outDone, vals
 		}
-		// A create has no record to read back before it is known; the
-		// call's ledger says whether a request under this key committed.
-		// It asks after one retry under the same key, which replays a
-		// stored answer and shows the problem was noticed.
-		made, known := "", false
+		// A write with no record to read back (a create, or a table no
+		// tool reads by key) is settled by retrying under the same key:
+		// a replay returns the first answer if it was stored (a dropped
+		// 200 comes back), and a request abandoned before it committed
+		// left the key free, so it runs once (docs/PROTOCOL.md,
+		// "Idempotency"). Only a 503 or 429, which say the request was
+		// not handled, makes a new key safe: a 500 may come after the
+		// write landed, so it is reported as the failure it says, not
+		// retried under a new key; an open outcome is reported as
+		// unknown.
 		blind := spec.Effect == trace.EffectCreate || p.read.Name == "" // no record to read back
-		if blind && p.ledger && key != "" && try > 0 {
-			made, known = w.client.committed(ctx, key)
-			if made != "" {
-				if main && spec.Effect == trace.EffectCreate {
-					out.created = append(out.created, made)
-				}
-				return outDone, copyMap(args)
-			}
-		}
 		if ctx.Err() != nil {
 			return outCancelled, nil
 		}
 		limit := w.cfg.MaxRetries
-		if blind && p.ledger {
+		if blind && p.checkAnswer {
 			limit++ // the first retry only replays the stored answer
 		}
 		if !(res.retryable() || wrongMade) || try >= limit {
+			if blind && p.checkAnswer && mayHaveLanded(res, wrongMade) {
+				return outUnconfirmed, nil
+			}
 			return outFailed, nil
 		}
-		if res.kind == resError && (targets(spec) && !blind || known) && key != "" {
-			// A definite error answer, and the read shows nothing landed:
-			// the backend stored that answer under this key and would
-			// replay it, so the retry is a new request with a new key.
-			// After an unknown outcome (timeout, dropped, empty) the key
-			// stays: a replay is exactly what protects us then.
+		if res.kind == resError && key != "" && (targets(spec) && !blind || blind && p.checkAnswer && unhandled(res.status)) {
+			// A definite error answer, and the read shows nothing landed
+			// (or the status says nothing was handled): the backend
+			// stored that answer under this key and would replay it, so
+			// the retry is a new request with a new key. After an
+			// unknown outcome (timeout, dropped, empty) the key stays: a
+			// replay is exactly what protects us then.
 			key = fmt.Sprintf("%s-r%d", baseKey(key), try+1)
 		}
 		if !sleep(ctx, w.cfg.Clock, w.cfg.RetryBackoff) {
@@ -573,7 +575,7 @@ func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args m
 		}
 		return outUnconfirmed, nil
 	}
-	if p.read.Name == "" && p.ledger {
+	if p.read.Name == "" && p.checkAnswer {
 		// No read tool for this table: the record answered is the only
 		// evidence there is, if it is the one asked for.
 		if rec != nil && rec.Key == args[kn] && (spec.Table == "" || rec.Table == spec.Table) && holds(*rec, spec, kn, args) {
@@ -647,40 +649,18 @@ func (w *worker) read(ctx context.Context, p plan, key string) (trace.Record, bo
 	return res.record.Clone(), true
 }
 
-// committed asks the call's ledger (docs/PROTOCOL.md, "Reading your
-// call's ledger") whether a request under key (or a retry of it)
-// committed, and returns the key of the record it wrote; known is false
-// when the ledger could not be read.
-func (c *toolClient) committed(ctx context.Context, key string) (made string, known bool) {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := c.clock.AfterFunc(c.timeout, cancel)
-	defer stop()
-	base := strings.TrimRight(c.baseURL, "/")
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base[:strings.LastIndex(base, "/")+1]+"ledger", nil)
-	if err != nil {
-		return "", false
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", false
-	}
-	defer resp.Body.Close()
-	var rows []struct {
-		Key       string          `json:"idem_key"`
-		Committed json.RawMessage `json:"committed"`
-		Record    string          `json:"key"`
-	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rows) != nil {
-		return "", false
-	}
-	for _, r := range rows {
-		if r.Key != "" && baseKey(r.Key) == baseKey(key) && len(r.Committed) > 0 && string(r.Committed) != "null" {
-			return r.Record, true
-		}
-	}
-	return "", true
+// mayHaveLanded reports a failed write whose outcome is open: an answer
+// showing another record, or none at all. An error status is taken at its
+// word: nothing was written (docs/SCORING.md, a definite failure).
+func mayHaveLanded(res toolResult, wrongMade bool) bool {
+	return wrongMade || res.broken() && res.kind != resError
+}
+
+// unhandled reports a status that says the request was refused before it
+// was handled (503 Service Unavailable, 429 Too Many Requests), so a new
+// request cannot double it.
+func unhandled(status int) bool {
+	return status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests
 }
 
 // keyFits reports whether a read tool accepts key as its key argument.

@@ -19,8 +19,12 @@ import (
 const (
 	holdMax     = 5 * time.Second
 	releaseWait = 2 * time.Second
-	quietBound  = 12 * time.Second
-	greetWait   = 2 * time.Second
+	// quietBound is longer than the compact cases' 12s: a generated
+	// request names more values, the agent's read-back and confirmation
+	// say them all, and after a tool failure it waits out its own tool
+	// timeout before it retries.
+	quietBound = 20 * time.Second
+	greetWait  = 2 * time.Second
 	// prepFallback: the prep stage's challenge this long after the
 	// caller's words when the agent sends no tool_intent.
 	prepFallback = 1500 * time.Millisecond

@@ -40,7 +40,7 @@ func TestDocumentedFigures(t *testing.T) {
 		{cli, fmt.Sprintf("`small` (%d per tool, `packgen.SizeSmall`", SizeSmall)},
 		{cli, fmt.Sprintf("every scenario, %d to %d per tool", lo, hi)},
 		{sc, fmt.Sprintf("`small` keeps %d", SizeSmall)},
-		{sc, fmt.Sprintf("(bounded at %s)", quietBound)},
+		{sc, fmt.Sprintf("(bounded at %s", quietBound)},
 		{sc, fmt.Sprintf("fallback %dms", prepFallback.Milliseconds())},
 		{sc, fmt.Sprintf("released on the agent's cancel or %s later", releaseWait)},
 		{sc, "(202, lands 800ms later)"},

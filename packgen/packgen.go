@@ -124,28 +124,42 @@ type target struct {
 	key    *valuer   // nil for a create
 	values []*valuer // arguments the caller says, the focus first
 	fixed  map[string]string
-	reads  []scenarios.Tool // tools that read the same table by the same key
+	reads  []scenarios.Tool // tools that read the same record by its key alone
 	// undoable: the catalogue can take back the tool's landed write.
 	undoable bool
 }
 
 // Undoable reports whether catalog lets an agent take back what tool did
 // once it has landed: an update is put back by an update of the same
-// fields; a create is cancelled or deleted by a tool on its table; a
-// cancel or a delete cannot be taken back (recreating a record is no
-// tool's effect).
+// fields; a create is cancelled or deleted by a tool on its table whose
+// key argument takes the key the backend gives a created record
+// ("{table}-{n}", docs/PROTOCOL.md: a tool whose key pattern refuses it
+// cannot name the record); a cancel or a delete cannot be taken back
+// (recreating a record is no tool's effect).
 func Undoable(catalog []scenarios.Tool, tool scenarios.Tool) bool {
 	switch tool.Effect {
 	case "update":
 		return true
 	case "create":
+		made := tool.Table + "-2"
 		for _, t := range catalog {
-			if t.Table == tool.Table && (t.Effect == "cancel" || t.Effect == "delete") {
+			if t.Table == tool.Table && (t.Effect == "cancel" || t.Effect == "delete") && takesKey(t, made) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// takesKey reports whether t's key argument accepts key.
+func takesKey(t scenarios.Tool, key string) bool {
+	for _, a := range t.Args {
+		if a.Name == t.KeyArg && a.Pattern != "" {
+			re, err := regexp.Compile(a.Pattern)
+			return err == nil && re.MatchString(key)
+		}
+	}
+	return true
 }
 
 // pickTargets finds the tools to cover and checks every value of theirs
@@ -202,7 +216,7 @@ func pickTargets(catalog []scenarios.Tool, names []string, day time.Time) ([]*ta
 			}
 		}
 		for _, r := range catalog {
-			if r.Effect == "read" && r.Table == tool.Table && r.KeyArg != "" && r.KeyArg == tool.KeyArg {
+			if r.Effect == "read" && r.Table == tool.Table && r.KeyArg != "" && r.KeyArg == tool.KeyArg && keyOnly(r) {
 				t.reads = append(t.reads, r)
 			}
 		}
@@ -287,11 +301,35 @@ func (t *target) kinds(cats []scenarios.Category) []kind {
 		case scenarios.CatToolFailure:
 			for _, f := range []string{"status_after_commit", "drop_response", "wrong_record", "timeout", "status",
 				"empty", "late_success", "duplicate", "status_503_twice"} {
+				if blindFaults[f] && len(t.reads) == 0 {
+					// Only reading the record back tells these apart
+					// (docs/PROTOCOL.md, "status_after_commit: read back
+					// before retrying or confirming"); a create's new
+					// record, or one no tool reads by its key, cannot be.
+					continue
+				}
 				out = append(out, kind{cat: c, name: "tf-" + strings.ReplaceAll(f, "_", "-"), fault: f})
 			}
 		}
 	}
 	return out
+}
+
+// blindFaults answer a write that landed as if it had not (a 500), or with
+// another record, and replay that answer to a retry under the same key:
+// an agent learns that it landed only by reading the record back. (A
+// plain `status` 500 lands nothing, and an agent that takes the error at
+// its word passes it.)
+var blindFaults = map[string]bool{"status_after_commit": true, "wrong_record": true}
+
+// keyOnly reports a read that needs nothing but its key.
+func keyOnly(r scenarios.Tool) bool {
+	for _, a := range r.Args {
+		if a.Required && a.Name != r.KeyArg {
+			return false
+		}
+	}
+	return true
 }
 
 // roundRobin keeps n kinds, taking each category's next in turn.
