@@ -23,8 +23,13 @@ import (
 )
 
 // genericScale runs the generic agent's packs ten times faster than real
-// time.
-const genericScale = 0.1
+// time; genericConcurrency calls at once keep two shared cores from
+// starving the agent, which runs in the test's process and whose lateness
+// no spoiled-call check can see.
+const (
+	genericScale       = 0.1
+	genericConcurrency = 8
+)
 
 // playPack plays every scenario of dir against the reference agent cfg
 // over the native protocol and returns the scores, in file order.
@@ -41,7 +46,7 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 	require.NoError(t, err)
 	defer env.Close()
 	r := env.Runner()
-	r.Concurrency, r.TimeScale, r.Suite, r.Agent = 16, genericScale, "generic", cfg.Name
+	r.Concurrency, r.TimeScale, r.Suite, r.Agent = genericConcurrency, genericScale, "generic", cfg.Name
 	out, err := r.Run(ctx, agent.URL, cases)
 	require.NoError(t, err)
 	// A call our side spoiled (a loaded machine ran the script late, or a
