@@ -53,7 +53,7 @@ INTEROP_ONLY=(
 	'^TestAudioCoreMatchesText$'
 	'^TestLoadAudioOnlyAgent$'
 	'^TestWebRTCCoreMatchesWebSocket$'
-	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools)$'
+	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools|hangs-up-rest)$'
 	'^TestRunWebRTCPipecatBot$/^(confirms|cancel-on-interruption)$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'

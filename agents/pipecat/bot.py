@@ -30,6 +30,7 @@ Pipecat's own MCPClient takes the call's tools from its MCP URL
 (toolsMcpUrl) with the same token.
 
     python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption] [--tools mcp]
+        [--twilio-api http://127.0.0.1:PORT (auto_hang_up through callproof's stub of Twilio's REST API)]
 """
 
 from __future__ import annotations
@@ -257,11 +258,22 @@ async def run_bot(websocket: WebSocket, args) -> None:
         )
     else:
         call = dict(call_data["body"] or {})
-        serializer = TwilioFrameSerializer(
-            stream_sid=call_data["stream_id"],
-            call_sid=call_data["call_id"],
-            params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
-        )
+        if args.twilio_api:
+            # Pipecat's default, auto_hang_up: the call ends through
+            # Twilio's REST API, here callproof's stub (--twilio-api).
+            serializer = TwilioFrameSerializer(
+                stream_sid=call_data["stream_id"],
+                call_sid=call_data["call_id"],
+                account_sid=os.environ.get("TWILIO_ACCOUNT_SID", "AC-callproof"),
+                auth_token=os.environ.get("TWILIO_AUTH_TOKEN", "not-a-real-token"),
+                base_url=args.twilio_api,
+            )
+        else:
+            serializer = TwilioFrameSerializer(
+                stream_sid=call_data["stream_id"],
+                call_sid=call_data["call_id"],
+                params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
+            )
         transport = FastAPIWebsocketTransport(
             websocket=websocket,
             params=FastAPIWebsocketParams(
@@ -349,6 +361,8 @@ def main() -> None:
     p.add_argument("--tools", choices=["http", "mcp"], default="http",
                    help="http: update_order posts to toolsBaseUrl; mcp: Pipecat's MCPClient at toolsMcpUrl")
     p.add_argument("--voice", default="kal16", help="flite's voice")
+    p.add_argument("--twilio-api", default="",
+                   help="Twilio: hang up through Twilio's REST API at this base URL (callproof run --twilio-api)")
     args = p.parse_args()
     DECODERS.put(DECODERS.get())  # the first call finds one loaded
     logger.remove()

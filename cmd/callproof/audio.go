@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/callsim/pipecateval"
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/callsim/webrtc"
 	"github.com/callproof/callproof/harness"
 )
@@ -56,6 +60,9 @@ func (a audioFlags) check(scale float64) error {
 	}
 	if a.pool < 0 {
 		return fmt.Errorf("--recognizers %d: want at least 1 (0: one fewer than the machine's cores)", a.pool)
+	}
+	if a.twilioAPI != "" && a.transport != transportTwilio {
+		return fmt.Errorf("--twilio-api is for --transport %s", transportTwilio)
 	}
 	if a.transport != transportWebRTC && (a.signaling != "" || a.trickle) {
 		return fmt.Errorf("--signaling and --trickle are for --transport %s", transportWebRTC)
@@ -143,6 +150,20 @@ func (a audioFlags) setUp(env *harness.Env, out string) (*harness.Hearing, error
 	if err != nil {
 		return nil, err
 	}
+	t.REST = a.rest
 	env.Transport, env.TransportName = t, transportTwilio
 	return h, nil
+}
+
+// serveTwilioAPI serves the stub of Twilio's REST call update
+// (twilio.REST) on a.twilioAPI for the run's calls; stop closes it.
+func (a *audioFlags) serveTwilioAPI() (stop func(), err error) {
+	ln, err := net.Listen("tcp", a.twilioAPI)
+	if err != nil {
+		return nil, err
+	}
+	a.rest = twilio.NewREST()
+	srv := &http.Server{Handler: a.rest, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim/pipecateval"
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scorer"
 )
@@ -40,6 +42,14 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 	t.Run("mcp-tools", func(t *testing.T) {
 		comparePipecatMCP(ctx, t, python, root, speech, "twilio", cases, scores)
 	})
+	// Pipecat's default, auto_hang_up: the bot ends the call through
+	// Twilio's REST API, pointed (base_url) at callproof's stub.
+	rest := cases[1]
+	rest.name, rest.twilioAPI = "hangs-up-rest", true
+	rest.show = append(slowLedger(),
+		`agent\.hangup +`+regexp.QuoteMeta(twilio.ReasonRESTHangUp),
+		`call\.end +completed: agent hung up`)
+	t.Run(rest.name, func(t *testing.T) { runPipecat(ctx, t, python, root, speech, rest) })
 }
 
 // comparePipecatMCP runs the bot's MCP configuration (--tools mcp:
@@ -121,6 +131,7 @@ type pipecatCase struct {
 	transport      string   // --transport; "" is twilio
 	tools          string   // bot.py's --tools; "" is http
 	cancel, hangUp bool     // cancel_on_interruption; the fake ends the call
+	twilioAPI      bool     // the bot hangs up through callproof's stub of Twilio's REST API
 	suite          []string // run's flags naming the scenario
 	call           string
 	show           []string // regexps `callproof show` matches
@@ -161,9 +172,14 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		t.Fatal(err)
 	}
 	defer func() { _, _ = fake.Stop() }()
-	var flags []string
+	var flags, runFlags []string
 	if tc.tools != "" {
 		flags = []string{"--tools", tc.tools}
+	}
+	if tc.twilioAPI {
+		addr := freeLoopbackAddr(t)
+		flags = append(flags, "--twilio-api", "http://"+addr)
+		runFlags = []string{"--twilio-api", addr}
 	}
 	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, tc.cancel, flags...)
 	if err != nil {
@@ -192,7 +208,8 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		args = append(args, "--speech-cache", speech)
 		resume = append(resume, "--speech-cache", speech)
 	}
-	args = append(args, tc.suite...)
+	args = append(append(args, tc.suite...), runFlags...)
+	resume = append(resume, runFlags...)
 	code, stdout, stderr := cli(args...)
 	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
 		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
@@ -321,4 +338,18 @@ func pipecatVenv(t *testing.T) (context.Context, string, string) {
 		t.Fatal(err)
 	}
 	return ctx, python, root
+}
+
+// freeLoopbackAddr is a loopback address with a port free a moment ago,
+// for a server the test names before it starts (the bot is told the
+// stub's address before callproof serves it).
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
 }

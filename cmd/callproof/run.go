@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/release"
 	"github.com/callproof/callproof/reports"
@@ -18,7 +19,7 @@ import (
 const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|extended|PATH] [--only IDS] [--seed N]
                     [--trials K] [--agent-version V] [--history FILE] [--rerun-failed DIR] [--concurrency N] [--ramp D] [--scale F] [--force]
                     [--shard I/N]
-                    [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
+                    [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle] [--twilio-api HOST:PORT]
                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET]
                     [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--no-preflight]
        callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--no-preflight]
@@ -86,8 +87,10 @@ type audioFlags struct {
 	transport, voice, cache string
 	record                  bool
 	signaling               string // webrtc
-	trickle                 bool   // webrtc
-	pool                    int    // audio: decoders at once (0: hearing.DefaultPoolSize)
+	twilioAPI               string // twilio: the REST stub's address
+	rest                    *twilio.REST
+	trickle                 bool // webrtc
+	pool                    int  // audio: decoders at once (0: hearing.DefaultPoolSize)
 	livekit                 liveKitFlags
 }
 
@@ -113,6 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio), webrtc (audio), livekit (audio, in a LiveKit room) or pipecat-eval (Pipecat's eval wire, text)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer (PATCH)")
+	c.StringVar(&af.twilioAPI, "twilio-api", "", "twilio: serve a stub of Twilio's REST call update on HOST:PORT, for bots that hang up through it")
 	c.StringVar(&af.voice, "voice", "", "the caller's synthesized voice, engine/voice (default "+audioDefaultVoice()+")")
 	c.StringVar(&af.cache, "speech-cache", "", "where synthesized caller speech is cached (default "+harness.DefaultSpeechCache()+")")
 	c.BoolVar(&af.record, "record", false, "audio: write each call as a stereo WAV into OUT/audio")
@@ -360,6 +364,14 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 		return exitBroken
 	}
 	defer env.Close()
+	if p.audio.twilioAPI != "" {
+		stopAPI, err := p.audio.serveTwilioAPI()
+		if err != nil {
+			fmt.Fprintf(stderr, "callproof run: --twilio-api: %v\n", err)
+			return exitBroken
+		}
+		defer stopAPI()
+	}
 	hear, err := p.audio.setUp(env, p.out)
 	if err != nil {
 		fmt.Fprintf(stderr, "callproof run: %v\n", err)
