@@ -764,6 +764,10 @@ func (c *Call) playFrame(at time.Duration) {
 	if c.rec != nil {
 		c.rec.Agent(at, pcm)
 	}
+	// The recognizer hears only the agent's own samples: the silence that
+	// filled out a part-frame played before the rest of it arrived is the
+	// clock's, not the agent's.
+	sent := pcm[:k]
 	ev := c.vad.Push(pcm)
 	if c.speaking && c.vad.Speaking() && audio.LevelDBFS(pcm) >= c.vadOnsetDBFS {
 		c.turns.agentFrame(c.tick)
@@ -779,16 +783,16 @@ func (c *Call) playFrame(at time.Duration) {
 		for _, p := range c.preroll {
 			c.heard = append(c.heard, p...)
 		}
-		c.heard = append(c.heard, pcm...)
+		c.heard = append(c.heard, sent...)
 		fs = append(fs, speechFrame(native.PhaseStart, c.uttID(), ""))
 	case c.speaking && ev == audio.VADOffset:
-		c.keepLocked(pcm)
+		c.keepLocked(sent)
 		fs = c.endUtteranceLocked(false)
 	case c.speaking:
-		c.keepLocked(pcm)
+		c.keepLocked(sent)
 	}
 	// The frames before an onset belong to the utterance it starts.
-	c.preroll = append(c.preroll, pcm)
+	c.preroll = append(c.preroll, sent)
 	if len(c.preroll) > 8 {
 		c.preroll = c.preroll[1:]
 	}
@@ -820,7 +824,7 @@ func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	if text, ok := c.ownWordsLocked(cleared); ok {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
-		pcm := append(audio.PCM(nil), c.heard...)
+		pcm := forHearing(c.heard)
 		// Heard in Flush, after the script. The agent's own words may
 		// still follow the end (a WebRTC agent sends them after its last
 		// packet, and the detector may end the utterance first): they win.
