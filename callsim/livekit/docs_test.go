@@ -54,11 +54,29 @@ func TestProtocolDocMatchesLiveKit(t *testing.T) {
 		if !assert.True(t, ok, "docs/PROTOCOL.md never states %s as VALUE (`%s`)", name, name) {
 			continue
 		}
-		for _, w := range written {
-			got, err := doccheck.Value(want, w)
-			if assert.NoError(t, err, "%s: %q", name, w) {
-				assert.Equal(t, want, got, name)
+		checkWritten(t, "docs/PROTOCOL.md", name, want, written)
+	}
+	// The other docs need not state them, but what they state is the
+	// code's value.
+	for _, other := range []string{"CLI.md", "INTEROP.md", "PERFORMANCE.md", "ARCHITECTURE.md"} {
+		raw, err := os.ReadFile("../../docs/" + other)
+		require.NoError(t, err)
+		for name, written := range doccheck.Refs(string(raw), "livekit") {
+			want, ok := code[name]
+			if assert.True(t, ok, "docs/%s states %s, which this test does not know", other, name) {
+				checkWritten(t, "docs/"+other, name, want, written)
 			}
+		}
+	}
+}
+
+// checkWritten checks each value doc writes for name against want.
+func checkWritten(t *testing.T, doc, name string, want any, written []string) {
+	t.Helper()
+	for _, w := range written {
+		got, err := doccheck.Value(want, w)
+		if assert.NoError(t, err, "%s: %s: %q", doc, name, w) {
+			assert.Equal(t, want, got, "%s: %s", doc, name)
 		}
 	}
 }
