@@ -79,6 +79,28 @@ func (l Lateness) Why() string {
 // behind real time (followed by the figures).
 const ReasonBehind = "caller fell behind real time"
 
+// PacingIndependent reports whether an agent_error reason judges only
+// what the agent sent (how it parses, how much of it there is), never
+// the caller's timing: a call that ends so stays
+// agent_error even if its caller fell behind real time (ReasonBehind). An
+// agent's junk must never make the harness blame itself, and decoding
+// that junk is what may have made the caller late. A flood is not one:
+// it is counted per second as frames are read, so a reader that was late
+// reads a burst.
+func PacingIndependent(reason string) bool {
+	for _, r := range PacingIndependentReasons() {
+		if reason == r {
+			return true
+		}
+	}
+	return false
+}
+
+// PacingIndependentReasons lists PacingIndependent's reasons.
+func PacingIndependentReasons() []string {
+	return []string{ReasonGarbageFrame, ReasonOversizedFrame, ReasonTextBudget, ReasonHistoryBudget}
+}
+
 // TurnTaker is an optional Conn capability of audio dialects: turn-taking
 // measured from the audio itself, frame by frame, rather than from when
 // events were recorded.

@@ -195,6 +195,21 @@ func TestProtocolDocProse(t *testing.T) {
 	}
 }
 
+// PROTOCOL.md lists the agent_error reasons late frames leave the
+// agent's, exactly callsim.PacingIndependentReasons.
+func TestProtocolDocPacingIndependentReasons(t *testing.T) {
+	rs := callsim.PacingIndependentReasons()
+	quoted := make([]string, len(rs))
+	for i, r := range rs {
+		assert.True(t, callsim.PacingIndependent(r), r)
+		quoted[i] = "`" + r + "`"
+	}
+	list := strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
+	assert.Contains(t, flatDoc(t, "PROTOCOL.md"), list+" (the list is `callsim.PacingIndependentReasons`)")
+	assert.False(t, callsim.PacingIndependent(callsim.ReasonFlood), "a flood is counted as frames are read")
+	assert.False(t, callsim.PacingIndependent(callsim.ReasonUnresponsive))
+}
+
 // scenariosRef is `pkg.Name` (VALUE), the form docs/SCENARIOS.md's limits
 // table uses.
 var scenariosRef = regexp.MustCompile("`([a-z]+\\.\\w+)` \\(([^)]+)\\)")

@@ -65,3 +65,22 @@ func TestLatenessRuleOnACall(t *testing.T) {
 	assert.Equal(t, trace.OutcomeHarnessError, res.Outcome)
 	assert.True(t, strings.HasPrefix(res.Reason, callsim.ReasonBehind+": frames up to 61ms late"), res.Reason)
 }
+
+// A call the agent ended by breaking the protocol in a way no timing
+// shapes stays agent_error however late the caller's frames were: the
+// junk may be what made them late.
+func TestLateFramesLeaveTheAgentsJunkItsOwn(t *testing.T) {
+	frame := 20 * time.Millisecond
+	late := callsim.Lateness{Frames: 500, P50: time.Millisecond, P99: 90 * time.Millisecond, Max: 91 * time.Millisecond, Frame: frame}
+	o := runCall(t, setup{
+		call:   func(c *callsim.Call) { c.Transport = &pacedTransport{l: late} },
+		script: longScript(),
+		agent: func(a *fakeAgent) {
+			a.next()
+			a.sendRaw(`{"event":"state","state":{"version":1e400}}`)
+			a.drain()
+		},
+	})
+	assert.Equal(t, trace.OutcomeAgentError, o.res.Outcome)
+	assert.Equal(t, callsim.ReasonGarbageFrame, o.res.Reason)
+}

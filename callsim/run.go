@@ -189,7 +189,13 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 		res.Lateness = &l
 		r.late.Speech.Merge(trace.LatenessStat{N: l.Frames, Max: l.Max})
 		r.note(fmt.Sprintf("caller frames: %d sent, lateness p50 %s p99 %s max %s", l.Frames, l.P50, l.P99, l.Max))
-		if l.Behind() && res.Outcome != trace.OutcomeHarnessError {
+		switch {
+		case !l.Behind() || res.Outcome == trace.OutcomeHarnessError:
+		case res.Outcome == trace.OutcomeAgentError && PacingIndependent(res.Reason):
+			// What the agent sent broke the protocol whatever the
+			// caller's pacing: the call stays the agent's.
+			r.note(fmt.Sprintf("the caller fell behind real time (%s), but %s does not depend on its pacing", l.Why(), res.Reason))
+		default:
 			if res.Outcome != "" {
 				r.note(fmt.Sprintf("the call would have ended as %s: %s", res.Outcome, res.Reason))
 			}

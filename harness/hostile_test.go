@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/callsim"
+	"github.com/callproof/callproof/callsim/twilio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/internal/safetext"
 	"github.com/callproof/callproof/mockbackend"
@@ -37,27 +39,48 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// helperEnv, set to "careful", makes the test binary serve the careful
-// agent on loopback, print its URL and run until stdin closes: an agent in
-// a process of its own, to kill or stop mid-call.
+// helperEnv, set to "careful" or "hostile:BEHAVIOUR", makes the test
+// binary serve that agent on loopback, print its URL and run until stdin
+// closes: an agent in a process of its own, to kill or stop mid-call, or
+// whose memory is not counted as the harness's.
 const helperEnv = "CALLPROOF_TEST_HELPER_AGENT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "careful" {
-		os.Exit(helperAgent())
+	switch v := os.Getenv(helperEnv); {
+	case v == "careful":
+		os.Exit(helperAgent(func() (string, func(), error) {
+			r, err := agents.Start(context.Background(), agents.Careful(), "127.0.0.1:0")
+			if err != nil {
+				return "", nil, err
+			}
+			return r.URL, func() { _ = r.Close() }, nil
+		}))
+	case strings.HasPrefix(v, "hostile:"):
+		os.Exit(helperAgent(func() (string, func(), error) {
+			// hostile:BEHAVIOUR[:ROUNDS]
+			b, rounds, _ := strings.Cut(strings.TrimPrefix(v, "hostile:"), ":")
+			n, _ := strconv.Atoi(rounds)
+			r, err := hostile.Start(context.Background(), hostile.Options{Behaviour: hostile.Behaviour(b), Rounds: n}, "127.0.0.1:0")
+			if err != nil {
+				return "", nil, err
+			}
+			return r.URL, r.Close, nil
+		}))
 	}
 	os.Exit(m.Run())
 }
 
-func helperAgent() int {
-	running, err := agents.Start(context.Background(), agents.Careful(), "127.0.0.1:0")
+// helperAgent starts an agent, prints its URL and serves until stdin
+// closes.
+func helperAgent(start func() (string, func(), error)) int {
+	url, stop, err := start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(running.URL)
+	fmt.Println(url)
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	_ = running.Close()
+	stop()
 	return 0
 }
 
@@ -65,10 +88,18 @@ func helperAgent() int {
 // resumes it (it may be stopped) and kills it.
 func fxAgentProcess(t *testing.T) (*os.Process, string) {
 	t.Helper()
+	return fxHelperProcess(t, "careful")
+}
+
+// fxHelperProcess starts the agent helperEnv names as agent ("careful",
+// "hostile:BEHAVIOUR[:ROUNDS]") in a child process. Cleanup resumes it (it may be
+// stopped) and kills it.
+func fxHelperProcess(t *testing.T, agent string) (*os.Process, string) {
+	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=careful")
+	cmd.Env = append(os.Environ(), helperEnv+"="+agent)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -103,12 +134,14 @@ type fxRouter struct {
 	serve   map[string]func(ws *websocket.Conn, start native.Start)
 	targets map[string]string
 	onFinal map[string]func()
+	// holdFinal runs before the caller's first final is passed on.
+	holdFinal map[string]func()
 }
 
 func fxNewRouter(t *testing.T, careful string) *fxRouter {
 	t.Helper()
 	r := &fxRouter{careful: careful, serve: map[string]func(*websocket.Conn, native.Start){},
-		targets: map[string]string{}, onFinal: map[string]func(){}}
+		targets: map[string]string{}, onFinal: map[string]func(){}, holdFinal: map[string]func(){}}
 	up := websocket.Upgrader{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.wg.Add(1)
@@ -126,15 +159,15 @@ func fxNewRouter(t *testing.T, careful string) *fxRouter {
 		id := m.Start.CallID
 		r.mu.Lock()
 		r.peers = append(r.peers, m.Start.Tools)
-		serve, target, final := r.serve[id], r.targets[id], r.onFinal[id]
+		serve, target, final, hold := r.serve[id], r.targets[id], r.onFinal[id], r.holdFinal[id]
 		r.mu.Unlock()
 		switch {
 		case serve != nil:
 			serve(ws, *m.Start)
 		case target != "":
-			fxRelay(ws, raw, target, final)
+			fxRelay(ws, raw, target, hold, final)
 		default:
-			fxRelay(ws, raw, r.careful, nil)
+			fxRelay(ws, raw, r.careful, nil, nil)
 		}
 	}))
 	r.URL = "ws" + strings.TrimPrefix(r.srv.URL, "http") + "/"
@@ -154,10 +187,10 @@ func (r *fxRouter) Peers() []native.Tools {
 }
 
 // fxRelay passes frames both ways between the caller and the agent at
-// target, starting with the start frame; onFinal runs once the caller's
-// first final has been passed on. When the agent's side dies, the
+// target, starting with the start frame; hold runs before the caller's
+// first final is passed on, onFinal once it has been. When the agent's side dies, the
 // caller's connection is dropped the same way.
-func fxRelay(caller *websocket.Conn, start []byte, target string, onFinal func()) {
+func fxRelay(caller *websocket.Conn, start []byte, target string, hold, onFinal func()) {
 	agent, _, err := websocket.DefaultDialer.Dial(target, nil)
 	if err != nil {
 		_ = caller.NetConn().Close()
@@ -188,11 +221,18 @@ func fxRelay(caller *websocket.Conn, start []byte, target string, onFinal func()
 	finalSeen := false
 	for {
 		mt, b, err := caller.ReadMessage()
-		if err != nil || agent.WriteMessage(mt, b) != nil {
+		if err != nil {
 			break
 		}
-		if !finalSeen && onFinal != nil && strings.Contains(string(b), `"phase":"final"`) {
-			finalSeen = true
+		final := !finalSeen && strings.Contains(string(b), `"phase":"final"`)
+		finalSeen = finalSeen || final
+		if final && hold != nil {
+			hold()
+		}
+		if agent.WriteMessage(mt, b) != nil {
+			break
+		}
+		if final && onFinal != nil {
 			onFinal()
 		}
 	}
@@ -208,6 +248,27 @@ func fxHostileCase(t *testing.T, name, extra string) *scenarios.Compiled {
 	if strings.Contains(extra, "call: 600s") {
 		quiet = "300s" // an agent that takes long to get its frames out
 	}
+	return fxHostileCaseQuiet(t, name, extra, quiet)
+}
+
+// fxSuiteCase is TestHostileAgents' hostile call: fxHostileCase with
+// every bound its call could end on by timing far out of reach (script
+// time: the wait for quiet 300 s, steps 120 s, unless the case sets its
+// timeouts; the quiet period 20 s, 1 s real, so a gap between an agent's
+// frames on a busy machine is not its silence), so that it ends as its
+// agent makes it end: no behaviour of the suite ends on the caller's own
+// patience.
+func fxSuiteCase(t *testing.T, name, extra string) *scenarios.Compiled {
+	t.Helper()
+	if !strings.Contains(extra, "timeouts:") {
+		extra = "timeouts: {quiet: 20s, step: 120s, call: 600s}\n" + extra
+	}
+	return fxHostileCaseQuiet(t, name, extra, "300s")
+}
+
+// fxHostileCaseQuiet is fxHostileCase with the quiet wait's bound.
+func fxHostileCaseQuiet(t *testing.T, name, extra, quiet string) *scenarios.Compiled {
+	t.Helper()
 	y := `id: hostile-` + name + `
 category: combined
 description: a hostile agent
@@ -232,6 +293,7 @@ type fxHostileSuite struct {
 	others  []*trace.History
 	// otherScores are the careful calls' scores, in the order of others.
 	otherScores []scorer.CallScore
+	agent       *hostile.Agent // the hostile agent, when a check needs it
 	elapsed     time.Duration
 	heapGrow    int64  // HeapInuse after the run (after a GC) minus before
 	allocated   uint64 // TotalAlloc during the run
@@ -247,10 +309,23 @@ type fxHostileSuite struct {
 func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
 	t.Helper()
 	s := fxRunHostileOnce(t, env, rt, hc)
-	for _, c := range s.otherScores {
-		assert.Equal(t, fxUsualVerdict, liveFingerprint(c), "%s: every bystander's usual verdict (%s)", c.Call, c.Reason)
-	}
+	fxAssertBystanders(t, s)
 	return s
+}
+
+// fxAssertBystanders: each bystander got its usual verdict; the timeline
+// of one that did not is logged, with its axes.
+func fxAssertBystanders(t *testing.T, s fxHostileSuite) {
+	t.Helper()
+	for i, c := range s.otherScores {
+		if assert.Equal(t, fxUsualVerdict, liveFingerprint(c), "%s: every bystander's usual verdict (%s)", c.Call, c.Reason) {
+			continue
+		}
+		var b bytes.Buffer
+		if err := reports.WriteTimeline(&b, s.others[i], c); err == nil {
+			t.Logf("%s:\n%s", c.Call, b.String())
+		}
+	}
 }
 
 // fxUsualVerdict is every bystander's outcome | six verdicts | primary
@@ -267,12 +342,37 @@ var fxUsualVerdict = "scored | pass pass pass pass pass pass | "
 // "Harness lateness") and a sign of the hostile call's work.
 const fxBystanderOverloadBound = 20 * time.Second
 
+// fxAckWait replaces callsim.DefaultAckWait in the suite: an ack later
+// than 300 ms on a busy machine would run the call at time scale 1, its
+// 20 s quiet period then 20 s of real time.
+const fxAckWait = 10 * time.Second
+
+// fxBystanderToolTimeout (script time; 10 s real at fxScale) is the
+// bystanders' careful agent's client timeout per tool request instead of
+// agents.DefaultToolTimeout (200 ms real at fxScale): a verifying read
+// that a busy machine delays past it makes careful say it cannot confirm
+// (confirmation_matches_backend fails), which is timing, not the hostile
+// call's doing.
+const fxBystanderToolTimeout = 200 * time.Second
+
+// fxBystanderAgent serves the bystanders' careful agent on loopback.
+func fxBystanderAgent(t *testing.T) string {
+	t.Helper()
+	cfg := agents.Careful()
+	cfg.ToolTimeout = fxBystanderToolTimeout
+	running, err := agents.Start(context.Background(), cfg, "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = running.Close() })
+	return running.URL
+}
+
 // fxBystanders are the careful calls around a hostile one: a date, a
 // quantity and a shipment, each asked once the greeting is over and
 // ended once the agent has been quiet for 20 s of script time (1 s real),
 // nothing timed between. What careful does in them is an ordering (hear
 // the request, read it back, call the tool, confirm), so however late a
-// busy machine makes it, their verdicts are the expected block's; the
+// busy machine makes it, their verdicts are the expected block's, given
+// a tool timeout no busy machine reaches (fxBystanderAgent); the
 // core scenarios time corrections and interruptions against the agent's
 // work, which CPU starvation moves at fxScale (docs/PERFORMANCE.md).
 func fxBystanders(t *testing.T) []*scenarios.Compiled {
@@ -368,7 +468,7 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 		s.otherScores = append(s.otherScores, c.Score)
 	}
 	if hc == nil {
-		t.Logf("control: %s, heap +%d KiB, allocated %d MiB", elapsed.Round(time.Millisecond), s.heapGrow>>10, s.allocated>>20)
+		t.Logf("the bystanders' run: %s, heap +%d KiB, allocated %d MiB", elapsed.Round(time.Millisecond), s.heapGrow>>10, s.allocated>>20)
 		return s
 	}
 	require.NotNil(t, s.hostile)
@@ -391,10 +491,16 @@ func fxToolEvents(h *trace.History, k trace.Kind, sub string) []*trace.ToolEvent
 
 // hostileCase is one misbehaviour of TestHostileAgents.
 type hostileCase struct {
-	name     string
-	extra    string
-	opts     hostile.Options
-	process  string // "kill" or "stop": the careful agent in a child process, so treated at the caller's first final
+	name    string
+	extra   string
+	opts    hostile.Options
+	process string // "kill" or "stop": the careful agent in a child process, so treated at the caller's first final
+	// wire "twilio" or "webrtc": the hostile call goes over Twilio Media
+	// Streams or WebRTC, in real time, beside the bystanders (fxRunBeside).
+	wire string
+	// baseline: the flood-free run of the later cases of its wire, whose
+	// peak RSS they are measured against (the others' is the control's).
+	baseline bool
 	outcome  trace.Outcome
 	reason   string // call.end reason, prefix
 	maxAlloc uint64
@@ -405,20 +511,20 @@ type hostileCase struct {
 // checks look at (nil when only the names are needed).
 func fxHostileCases(env *harness.Env) []hostileCase {
 	return []hostileCase{
-		{name: "partial-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.PartialBody},
+		{name: "partial-body", extra: "timeouts: {quiet: 10s, step: 120s, call: 600s}", opts: hostile.Options{Behaviour: hostile.PartialBody},
 			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonStalledBody, maxAlloc: 64 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				// The stalled request is cut when the call closes, on the record.
 				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
 			}},
-		{name: "slow-body", extra: "timeouts: {quiet: 10s}", opts: hostile.Options{Behaviour: hostile.SlowBody},
+		{name: "slow-body", extra: "timeouts: {quiet: 10s, step: 120s, call: 600s}", opts: hostile.Options{Behaviour: hostile.SlowBody},
 			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonStalledBody, maxAlloc: 64 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				assert.Len(t, fxToolEvents(s.hostile, trace.KindToolCancelled, "body was arriving"), 1)
 			}},
 		// 24 frames: about 4 s under -race on an idle machine, well within
 		// the 15 s the caller waits for quiet on a busy one.
-		{name: "huge-frames", extra: "timeouts: {call: 600s}", opts: hostile.Options{Behaviour: hostile.HugeFrames, Frames: 24},
+		{name: "huge-frames", extra: "timeouts: {quiet: 20s, step: 120s, call: 600s}", opts: hostile.Options{Behaviour: hostile.HugeFrames, Frames: 24},
 			outcome: trace.OutcomeScored, reason: "agent hung up", maxAlloc: 24 * 6 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				assert.GreaterOrEqual(t, len(fxKinds(s.hostile, trace.KindAgentSpeechText)), 24, "every frame was read")
@@ -427,7 +533,7 @@ func fxHostileCases(env *harness.Env) []hostileCase {
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonTextBudget, maxAlloc: 64 << 20},
 		// A rate any flood passes at once however busy the machine, and a
 		// wait for quiet (no tool call open) long enough for it to.
-		{name: "tool-flood", extra: "timeouts: {call: 600s}\nlimits: {max_tool_requests_per_second: 5}", opts: hostile.Options{Behaviour: hostile.ToolFlood, Requests: 3000},
+		{name: "tool-flood", extra: "timeouts: {quiet: 20s, step: 120s, call: 600s}\nlimits: {max_tool_requests_per_second: 5}", opts: hostile.Options{Behaviour: hostile.ToolFlood, Requests: 3000},
 			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonToolFlood + ": more than 5 tool requests per second", maxAlloc: 256 << 20,
 			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
 				// Only the requests within the budget are in the history: a
@@ -477,8 +583,39 @@ func fxHostileCases(env *harness.Env) []hostileCase {
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonClosed, maxAlloc: 64 << 20, check: fxTerminalSafe},
 		{name: "garbage", opts: hostile.Options{Behaviour: hostile.Garbage},
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonGarbageFrame, maxAlloc: 64 << 20},
+		// The wire cases' flood-free runs: the same call, its agent
+		// sending only the last frame (the one over a limit).
+		{name: "twilio-baseline", baseline: true, wire: "twilio", opts: hostile.Options{Behaviour: hostile.TwilioJunk, Rounds: -1},
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonOversizedFrame, maxAlloc: 64 << 20},
+		{name: "webrtc-baseline", baseline: true, wire: "webrtc", process: "own", extra: "limits: {max_call_text_bytes: 67108864}",
+			opts: hostile.Options{Behaviour: hostile.WebRTCJunk, Rounds: -1}, outcome: trace.OutcomeAgentError, reason: callsim.ReasonOversizedFrame, maxAlloc: 128 << 20},
+		// Five rounds of every Twilio message kind at its limit (1 MiB
+		// frames of an unknown event and of another stream, 50 marks
+		// with 4 KiB names, a transcript, a clear), then a 1 MB mark name.
+		{name: "twilio-junk", wire: "twilio", opts: hostile.Options{Behaviour: hostile.TwilioJunk},
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonOversizedFrame, maxAlloc: 256 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				var foreign int
+				for _, e := range fxKinds(s.hostile, trace.KindAgentUnknown) {
+					if n, ok := e.Data.(*trace.Note); ok && strings.Contains(n.Text, `"streamSid":"MZother"`) {
+						foreign++
+					}
+				}
+				assert.Equal(t, 5, foreign, "each frame of another stream ignored and recorded")
+				assert.LessOrEqual(t, s.agent.LongestEcho(), twilio.DefaultMaxMarkNameBytes, "no longer name echoed back")
+			}},
+		// 5 s of audio at once, a round of every data-channel message
+		// kind just under the 1 MiB limit or at its own, then one over it;
+		// the call's text budget raised to its most so that every kind
+		// is read before the last message.
+		{name: "webrtc-junk", wire: "webrtc", process: "own", extra: "limits: {max_call_text_bytes: 67108864}", opts: hostile.Options{Behaviour: hostile.WebRTCJunk},
+			outcome: trace.OutcomeAgentError, reason: callsim.ReasonOversizedFrame, maxAlloc: 512 << 20,
+			check: func(t *testing.T, s fxHostileSuite, _ *fxRouter) {
+				assert.NotEmpty(t, fxKinds(s.hostile, trace.KindAgentState), "the state messages were read")
+				assert.NotEmpty(t, fxKinds(s.hostile, trace.KindAgentUnknown), "the unknown messages were read")
+			}},
 		{name: "killed", process: "kill", outcome: trace.OutcomeAgentError, reason: callsim.ReasonClosed, maxAlloc: 64 << 20},
-		{name: "stopped", process: "stop", extra: "timeouts: {step: 60s, call: 120s}\nlimits: {idle_timeout: 400ms}",
+		{name: "stopped", process: "stop", extra: "timeouts: {quiet: 20s, step: 120s, call: 600s}\nlimits: {idle_timeout: 400ms}",
 			outcome: trace.OutcomeAgentError, reason: callsim.ReasonUnresponsive, maxAlloc: 64 << 20},
 	}
 }
@@ -504,8 +641,11 @@ const maxHostileRSSGrowth = 100 << 20
 // call ends as it should, every other call is recorded and scored once
 // with its usual verdict (fxUsualVerdict, known by construction: see
 // fxBystanders), the run ends in time, and memory stays bounded: the heap
-// in process, and the peak RSS within the control run's (the careful
-// calls alone) plus 100 MB.
+// in process, and the peak RSS within the flood-free run's plus 100 MB:
+// the control run's (the careful calls alone) for a native agent; for a
+// Twilio or WebRTC one, its wire's baseline (the same run, the agent
+// sending only its last frame), as a real-time audio call of any kind
+// costs the harness more than a text one.
 //
 // Each case, the control included, runs in a child process of its own,
 // so that its peak RSS is the kernel's count for that process alone
@@ -524,14 +664,29 @@ func TestHostileAgents(t *testing.T) {
 		fxAssertUsual(t, control)
 	})
 	require.True(t, ok, "the control run failed")
+	flood := map[string]fxHostileChildRun{} // by wire; "" the control
+	flood[""] = control
 	for _, hc := range fxHostileCases(nil) {
 		t.Run(hc.name, func(t *testing.T) {
+			if !hc.baseline {
+				// Two children at a time (-test.parallel, GOMAXPROCS):
+				// no verdict here hangs on timing, and each child's
+				// peak RSS is its own. The baselines, not parallel, are
+				// all placed before any of these starts.
+				t.Parallel()
+			}
 			got := fxHostileChild(t, dir, hc.name)
 			if !fxAssertUsual(t, got) {
 				fxHostileDiffer(t, control, got)
 			}
-			assert.LessOrEqual(t, got.peakRSS, control.peakRSS+maxHostileRSSGrowth,
-				"peak RSS %d MiB, the control run's %d MiB", got.peakRSS>>20, control.peakRSS>>20)
+			if hc.baseline {
+				flood[hc.wire] = got
+				return
+			}
+			base, ok := flood[hc.wire]
+			require.True(t, ok, "no flood-free run of wire %q placed before %s", hc.wire, hc.name)
+			assert.LessOrEqual(t, got.peakRSS, base.peakRSS+maxHostileRSSGrowth,
+				"peak RSS %d MiB, the flood-free run's %d MiB", got.peakRSS>>20, base.peakRSS>>20)
 		})
 	}
 }
@@ -618,8 +773,15 @@ func fxHostileChild(t *testing.T, dir, name string) fxHostileChildRun {
 // (the parent's -test.run picks one) placed in process, the other calls'
 // fingerprints written to hostileOutEnv's file.
 func fxHostileInProcess(t *testing.T) {
+	// The collector's target of a process that places calls (callproof
+	// run's), so that the peak RSS measured is the one a run would have.
+	harness.TuneGC()
 	env := fxEnv(t)
-	careful := fxCareful(t)
+	// Every agent here acks (the hostile ones at once, careful as soon as
+	// it runs): wait for it, however busy the machine, rather than run a
+	// call whose ack was late at time scale 1 (callsim.DefaultAckWait).
+	env.Simulator = callsim.New(callsim.Options{Clock: env.Clock, AckWait: fxAckWait})
+	careful := fxBystanderAgent(t)
 	// Tool requests of the in-process hostile agents, closed at the end.
 	client := &http.Client{Timeout: 5 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
@@ -640,16 +802,19 @@ func fxHostileInProcess(t *testing.T) {
 	t.Run(hostileControl, func(t *testing.T) {
 		rt := fxNewRouter(t, careful)
 		s := fxRunHostile(t, env, rt, nil)
-		assert.Less(t, s.elapsed, maxRun, "the run ends in time")
+		fxAssertInTime(t, s, maxRun)
 		written(t, s)
 	})
 	for _, hc := range fxHostileCases(env) {
 		t.Run(hc.name, func(t *testing.T) {
 			rt := fxNewRouter(t, careful)
-			c := fxHostileCase(t, hc.name, hc.extra)
+			c := fxSuiteCase(t, hc.name, hc.extra)
 			id := c.Scenario.ID
-			switch hc.process {
-			case "":
+			var s fxHostileSuite
+			switch {
+			case hc.wire != "":
+				s = fxRunBeside(t, env, rt, careful, hc.wire, hc.process == "own", c, hc.opts)
+			case hc.process == "":
 				o := hc.opts
 				o.Client = client
 				o.Peers = rt.Peers
@@ -657,13 +822,14 @@ func fxHostileInProcess(t *testing.T) {
 				require.NoError(t, err)
 				t.Cleanup(a.Close)
 				rt.serve[id] = a.Serve
+				s = fxRunHostile(t, env, rt, c)
 			default:
 				p, url := fxAgentProcess(t)
 				sig := map[string]syscall.Signal{"kill": syscall.SIGKILL, "stop": syscall.SIGSTOP}[hc.process]
 				rt.targets[id] = url
 				rt.onFinal[id] = func() { _ = p.Signal(sig) }
+				s = fxRunHostile(t, env, rt, c)
 			}
-			s := fxRunHostile(t, env, rt, c)
 			end := s.hostile.End()
 			require.NotNil(t, end)
 			got := end.Outcome
@@ -672,7 +838,11 @@ func fxHostileInProcess(t *testing.T) {
 			}
 			assert.Equal(t, hc.outcome, got, "reason %q", end.Reason)
 			assert.True(t, strings.HasPrefix(end.Reason, hc.reason), "reason %q, want prefix %q", end.Reason, hc.reason)
-			assert.Less(t, s.elapsed, maxRun, "the run ends in time")
+			run := maxRun
+			if hc.wire != "" {
+				run += fxBesideWait // the bystanders wait for the hostile call
+			}
+			fxAssertInTime(t, s, run)
 			assert.Less(t, s.heapGrow, int64(maxHeap), "heap in use after the run")
 			assert.Less(t, s.allocated, hc.maxAlloc, "allocated during the run")
 			if hc.check != nil {
@@ -680,6 +850,108 @@ func fxHostileInProcess(t *testing.T) {
 			}
 			written(t, s)
 		})
+	}
+}
+
+// fxBesideWait bounds how long each bystander waits, mid-call, for the
+// hostile call of fxRunBeside to end: well within their idle timeout
+// (the scaled step timeout, 30 s).
+const fxBesideWait = 15 * time.Second
+
+// fxRunBeside places hostile call c in real time over another wire
+// ("twilio": Twilio Media Streams; "webrtc": SmallWebRTC), from a runner of its own in this process with a
+// backend of its own, against agent behaviour o, while the bystanders
+// are mid-call (ownProcess: the agent in a child process, as pion's
+// sending side allocates about what the caller's reading side does, and
+// it is not the harness's memory): each one's relay holds the caller's
+// first final until the hostile call is over (at most fxBesideWait), so
+// every bystander is open, its request said, while the hostile agent's
+// frames are read and decoded. The bystanders' verdicts do not depend on how long they wait
+// (fxBystanders).
+func fxRunBeside(t *testing.T, env *harness.Env, rt *fxRouter, careful, wire string, ownProcess bool, c *scenarios.Compiled, o hostile.Options) fxHostileSuite {
+	t.Helper()
+	var agentURL string
+	var a *hostile.Agent
+	if ownProcess {
+		_, agentURL = fxHelperProcess(t, "hostile:"+string(o.Behaviour)+":"+strconv.Itoa(o.Rounds))
+	} else {
+		r, err := hostile.Start(context.Background(), o, "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(r.Close)
+		agentURL, a = r.URL, r.Agent
+	}
+	henv := fxEnv(t)
+	ao := harness.AudioOptions{SpeechCache: audioCache(t)}
+	switch wire {
+	case "twilio":
+		tr, err := harness.TwilioTransport(ao)
+		require.NoError(t, err)
+		henv.Transport, henv.TransportName = tr, wire
+	case "webrtc":
+		tr, err := harness.WebRTCTransport(ao, harness.WebRTCOptions{})
+		require.NoError(t, err)
+		henv.Transport, henv.TransportName = tr, wire
+	default:
+		t.Fatalf("no wire %q", wire)
+	}
+	hr := henv.Runner()
+	hr.TimeScale, hr.Suite, hr.Agent = 1, "hostile", "hostile/"+string(o.Behaviour)
+
+	var (
+		once sync.Once
+		done = make(chan struct{})
+		res  []harness.CallResult
+		herr error
+	)
+	place := func() {
+		go func() {
+			defer close(done)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, herr = hr.Run(ctx, agentURL, []*scenarios.Compiled{c})
+		}()
+	}
+	for _, b := range fxBystanders(t) {
+		rt.targets[b.Scenario.ID] = careful
+		rt.holdFinal[b.Scenario.ID] = func() {
+			once.Do(place)
+			select {
+			case <-done:
+			case <-time.After(fxBesideWait):
+			}
+		}
+	}
+	s := fxRunHostileOnce(t, env, rt, nil)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the hostile call did not end")
+	}
+	require.NoError(t, herr)
+	require.Len(t, res, 1)
+	fxAssertShape(t, res[0].History)
+	s.hostile, s.agent = res[0].History, a
+	fxAssertBystanders(t, s)
+	end := s.hostile.End()
+	t.Logf("%s beside them: %d events, ended %s %q", c.Scenario.ID, len(s.hostile.Events), end.Outcome, end.Reason)
+	return s
+}
+
+// fxAssertInTime: the run ended within max; when it did not, every
+// call's timeline is logged, to see what it waited for.
+func fxAssertInTime(t *testing.T, s fxHostileSuite, max time.Duration) {
+	t.Helper()
+	if assert.Less(t, s.elapsed, max, "the run ends in time") {
+		return
+	}
+	for _, h := range append([]*trace.History{s.hostile}, s.others...) {
+		if h == nil {
+			continue
+		}
+		var b bytes.Buffer
+		if err := reports.WriteTimeline(&b, h, scorer.CallScore{Call: h.Call}); err == nil {
+			t.Logf("%s:\n%s", h.Call, b.String())
+		}
 	}
 }
 

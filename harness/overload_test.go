@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/agents/hostile"
+	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/trace"
 )
@@ -69,6 +71,25 @@ func TestOverloadedCallIsAHarnessError(t *testing.T) {
 			}
 		}
 		assert.True(t, noted, "the outcome it would have had is noted")
+	})
+	// An agent that broke the protocol in a way no timing shapes keeps
+	// its agent_error however late the harness ran: its junk may be what
+	// made it late (callsim.PacingIndependent).
+	t.Run("junk stays the agent's", func(t *testing.T) {
+		a, err := hostile.New(hostile.Options{Behaviour: hostile.Garbage})
+		require.NoError(t, err)
+		t.Cleanup(a.Close)
+		rt := fxNewRouter(t, url)
+		rt.serve[cases[0].Scenario.ID] = a.Serve
+		r := fxRunner(fxEnv(t))
+		// A bound every call passes: any lateness at all is over it.
+		r.OverloadBound = time.Nanosecond
+		end := fxRun(t, r, rt.URL, cases)[0].History.End()
+		require.NotNil(t, end)
+		assert.Equal(t, trace.OutcomeAgentError, end.Outcome)
+		assert.Equal(t, callsim.ReasonGarbageFrame, end.Reason)
+		require.NotNil(t, end.Lateness)
+		assert.Greater(t, end.Lateness.Worst, r.OverloadBound, "the harness was late by the bound's measure")
 	})
 	t.Run("check off", func(t *testing.T) {
 		end := place(t, stall(), -1).End()

@@ -296,7 +296,11 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	res.Harness.Backend = bc.Lateness()
 	res.Harness.Settle(effectiveScale(res.TimeScale, scale))
 	res.Harness.CPUPressure = pressureSince(stallRead, wall0, stall0, stallOK)
-	if why := overloaded(res.Harness, r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError {
+	// An agent_error no timing shapes (callsim.PacingIndependent: the
+	// agent's junk, which may be what made the harness late) stays the
+	// agent's.
+	junk := outcome == trace.OutcomeAgentError && callsim.PacingIndependent(reason)
+	if why := overloaded(res.Harness, r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError && !junk {
 		rec.Record(trace.SourceHarness, trace.KindNote, &trace.Note{Text: fmt.Sprintf("the call would have ended as %s", describeOutcome(outcome, reason))})
 		outcome, reason = trace.OutcomeHarnessError, why
 	}

@@ -318,3 +318,40 @@ func TestScenariosDocBudgetDefaults(t *testing.T) {
 	}
 	assert.NotZero(t, n, "docs/SCENARIOS.md names no mockbackend default")
 }
+
+// routeRe reads a route the server registers with a literal pattern.
+var routeRe = regexp.MustCompile(`HandleFunc\("([A-Z]+) (/calls/[^"]+)"`)
+
+// TestProtocolDocNamesEveryEndpoint: every endpoint the server gives an
+// agent (issue 25: the ledger's was once undocumented) is in
+// docs/PROTOCOL.md, and nothing there names one it does not serve. The
+// tool route is written against `baseUrl`, whose example is the route's
+// prefix; any other as METHOD PATH in code font.
+func TestProtocolDocNamesEveryEndpoint(t *testing.T) {
+	src, err := os.ReadFile("server.go")
+	require.NoError(t, err)
+	doc := readProtocolDoc(t)
+	routes := routeRe.FindAllStringSubmatch(string(src), -1)
+	require.NotEmpty(t, routes)
+	served := map[string]bool{}
+	for _, m := range routes {
+		route := m[1] + " " + m[2]
+		served[route] = true
+		if route == "POST /calls/{id}/tools/{tool}" {
+			assert.Contains(t, doc, "POST {baseUrl}/{name}")
+			assert.Regexp(t, `"baseUrl":"http://127\.0\.0\.1:\d+/calls/[^/"]+/tools"`, doc, "the example baseUrl is the tool route's prefix")
+			continue
+		}
+		assert.Contains(t, doc, "`"+route+"`", "docs/PROTOCOL.md never names %s", route)
+	}
+	for _, m := range regexp.MustCompile("`((?:GET|POST|DELETE) /calls/[^`]+)`").FindAllStringSubmatch(doc, -1) {
+		assert.True(t, served[m[1]], "docs/PROTOCOL.md names %s, which the server does not serve", m[1])
+	}
+	// The relative form an agent is given resolves to the route.
+	base, err := url.Parse("http://127.0.0.1:1/calls/c1/tools/")
+	require.NoError(t, err)
+	rel, err := url.Parse("../ledger")
+	require.NoError(t, err)
+	assert.Equal(t, "/calls/c1/ledger", base.ResolveReference(rel).Path)
+	assert.Contains(t, doc, "GET {baseUrl}/../ledger")
+}

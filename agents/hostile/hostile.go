@@ -3,7 +3,9 @@
 // one way (a stalled tool request body, huge frames, a text or tool
 // request flood, requests into other calls, a header flood, terminal
 // control text, a frame that does not decode), or in all of them at once
-// (Worst), staying under each limit so the call lasts. They serve the
+// (Worst), staying under each limit so the call lasts; one (TwilioJunk)
+// speaks Twilio Media Streams and one (WebRTCJunk) SmallWebRTC, each
+// sending every message kind of its wire at its limit. They serve the
 // harness's robustness tests and `callproof agent hostile`; they never
 // import scenarios, like any agent under test.
 package hostile
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/pion/webrtc/v4"
 
 	"github.com/callproof/callproof/protocol/native"
 )
@@ -64,6 +67,20 @@ const (
 	// Garbage answers, then sends a state whose version is a number no
 	// integer holds (1e400): a frame that is JSON but does not decode.
 	Garbage Behaviour = "garbage"
+	// TwilioJunk speaks Twilio Media Streams instead of the native
+	// protocol (a caller with --transport twilio): once the caller's start
+	// names the stream it sends every message kind at its limit, five
+	// rounds of them (a second of audio, an unknown event and a frame of
+	// another stream just under the 1 MiB frame limit, a 4 KiB transcript,
+	// 50 marks with 4 KiB names, a clear), then a mark whose name is 1 MB.
+	TwilioJunk Behaviour = "twilio-junk"
+	// WebRTCJunk answers SmallWebRTC offers (POST /api/offer; a caller
+	// with --transport webrtc) instead of speaking the native protocol:
+	// once the caller's start comes it sends 5 s of audio at once, then
+	// one round of every data-channel message kind just under the 1 MiB
+	// message limit or at its own (native events, RTVI messages, a 4 KiB
+	// transcript, a clear, keepalives), then one message over the limit.
+	WebRTCJunk Behaviour = "webrtc-junk"
 	// Worst floods huge frames, text, unknown messages and tool requests
 	// at once, each just under its default limit, for as long as the call
 	// lasts.
@@ -72,7 +89,7 @@ const (
 
 // Behaviours lists every behaviour.
 func Behaviours() []Behaviour {
-	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, HeaderFlood, TerminalText, Garbage, Worst}
+	return []Behaviour{PartialBody, SlowBody, HugeFrames, TextFlood, ToolFlood, CrossCall, HeaderFlood, TerminalText, Garbage, TwilioJunk, WebRTCJunk, Worst}
 }
 
 // The default limits Worst stays under (callsim's and mockbackend's
@@ -103,6 +120,10 @@ type Options struct {
 	// End is how TerminalText ends the call: EndHangup (the default),
 	// EndTransfer or EndClose.
 	End string
+	// Rounds of every message kind TwilioJunk and WebRTCJunk send before
+	// their last frame; default 5 and 1; negative: none, only the last
+	// frame (the same call without the flood, to measure against).
+	Rounds int
 	// Peers returns other calls' tools, for CrossCall.
 	Peers func() []native.Tools
 	// Client for tool requests; default one with a 10 s timeout.
@@ -120,6 +141,9 @@ type Agent struct {
 	mu       sync.Mutex
 	conns    map[net.Conn]bool // raw sockets held open (partial and slow bodies)
 	finished int
+	// longestEcho is the longest mark name echoed to TwilioJunk.
+	longestEcho int
+	peers       []*webrtc.PeerConnection // WebRTCJunk's, closed with the agent
 }
 
 // New makes an agent.
@@ -146,6 +170,10 @@ func New(o Options) (*Agent, error) {
 	if o.Conns <= 0 {
 		o.Conns = 300
 	}
+	if o.Rounds == 0 {
+		o.Rounds = map[Behaviour]int{TwilioJunk: twilioRounds, WebRTCJunk: webrtcRounds}[o.Behaviour]
+	}
+	o.Rounds = max(o.Rounds, 0)
 	if o.End == "" {
 		o.End = EndHangup
 	}
@@ -157,14 +185,23 @@ func New(o Options) (*Agent, error) {
 		up: websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 64 << 10}}, nil
 }
 
-// ServeHTTP upgrades to a WebSocket, reads start and misbehaves.
+// ServeHTTP upgrades to a WebSocket, reads start and misbehaves (for
+// WebRTCJunk: answers the offer).
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.opts.Behaviour == WebRTCJunk {
+		a.serveOffer(w, r)
+		return
+	}
 	ws, err := a.up.Upgrade(w, r, nil)
 	if err != nil {
 		return
 	}
 	defer ws.Close()
 	ws.SetReadLimit(64 << 10)
+	if a.opts.Behaviour == TwilioJunk {
+		a.serveTwilio(ws)
+		return
+	}
 	var m native.Message
 	_, b, err := ws.ReadMessage()
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Event != native.EventStart || m.Start == nil {
@@ -206,7 +243,10 @@ func (a *Agent) Serve(ws *websocket.Conn, start native.Start) {
 		c.terminalText()
 	case Garbage:
 		if c.firstFinal() {
-			c.say("a1", "Okay, updating order 5590.")
+			// Inside an utterance, so the caller is still waiting for
+			// it when the frame comes, however late.
+			_ = c.speak("a1", native.PhaseStart, "")
+			_ = c.speak("a1", native.PhaseText, "Okay, updating order 5590.")
 			_ = c.sendRaw([]byte(`{"event":"state","state":{"version":1e400,"slots":{"order_number":"5590"}}}`))
 		}
 	case Worst:
@@ -232,7 +272,12 @@ func (a *Agent) Close() {
 	for c := range a.conns {
 		_ = c.Close()
 	}
+	peers := a.peers
+	a.peers = nil
 	a.mu.Unlock()
+	for _, pc := range peers {
+		_ = pc.Close()
+	}
 	a.wg.Wait()
 }
 
@@ -470,8 +515,20 @@ func (c *call) crossCall() {
 	if !c.firstFinal() {
 		return
 	}
+	// An answer first: the requests below take a while on a busy
+	// machine, and the call is to end as the agent's hang-up, not as a
+	// caller left without a word.
+	c.say("a0", "One moment, let me look at order 5590.")
 	body := `{"order_number":"` + CrossCallOrder + `"}`
 	own := c.start.Tools
+	// Other calls to aim at: wait for one to start (at most 10 s).
+	for i := 0; i < 500 && len(c.a.opts.peers()) < 2; i++ {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	for _, p := range c.a.opts.peers() {
 		if p.BaseURL == own.BaseURL {
 			continue
@@ -674,7 +731,11 @@ func Start(ctx context.Context, o Options, addr string) (*Running, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Running{URL: "ws://" + ln.Addr().String() + "/", Agent: a,
+	u := "ws://" + ln.Addr().String() + "/"
+	if a.opts.Behaviour == WebRTCJunk {
+		u = "http://" + ln.Addr().String() + offerPath
+	}
+	r := &Running{URL: u, Agent: a,
 		srv: &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second}}
 	r.done = make(chan struct{})
 	go func() { _ = r.srv.Serve(ln) }()
