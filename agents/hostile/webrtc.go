@@ -96,7 +96,7 @@ func (a *Agent) serveOffer(w http.ResponseWriter, r *http.Request) {
 				for range aheadFrames {
 					_ = track.WriteSample(media.Sample{Data: silence, Duration: 20 * time.Millisecond})
 				}
-				for _, m := range webrtcJunk(a.opts.Rounds) {
+				for _, m := range WebRTCMessages(a.opts.Rounds) {
 					// As a sender that minds its buffer: the point is
 					// what the caller reads, not what this side queues.
 					for d.BufferedAmount() > maxFrameBytes && d.ReadyState() == webrtc.DataChannelStateOpen {
@@ -142,12 +142,12 @@ func (a *Agent) holdPeer(pc *webrtc.PeerConnection) bool {
 	return true
 }
 
-// webrtcJunk is WebRTCJunk's data-channel messages: rounds of every kind just under the frame limit (native events, an RTVI
+// WebRTCMessages is WebRTCJunk's data-channel messages: rounds of every kind just under the frame limit (native events, an RTVI
 // server message carrying one, other RTVI messages, agent_speech claims,
 // an unknown event, a known event of the wrong shape) or at its own
 // limit (the longest transcript, a clear, keepalives), then one message
 // over the frame limit.
-func webrtcJunk(rounds int) []string {
+func WebRTCMessages(rounds int) []string {
 	pad := func(head, tail string) string {
 		return head + strings.Repeat("p", maxFrameBytes-len(head)-len(tail)-16) + tail
 	}

@@ -2,16 +2,14 @@ package webrtc
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	hostileagent "github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/callsim"
-	"github.com/callproof/callproof/callsim/audiocall"
 	"github.com/callproof/callproof/protocol/native"
 )
 
@@ -65,26 +63,6 @@ func TestOneHostileCallsWorkIsBounded(t *testing.T) {
 		}
 	}()
 
-	// pad fills a message of the given shape to just under the limit.
-	pad := func(head, tail string) string {
-		return head + strings.Repeat("p", DefaultMaxFrameBytes-len(head)-len(tail)-16) + tail
-	}
-	nativeMsg := func(event, body string) string { return `{"event":"` + event + `",` + body + `}` }
-	text := strings.Repeat("word ", audiocall.MaxTranscriptBytes/5)
-	msgs := []string{
-		pad(`{"event":"state","state":{"version":1,"pending":"`, `"}}`),
-		pad(`{"event":"tool_intent","tool_intent":{"tool":"update_order","args":{"x":"`, `"}}}`),
-		pad(`{"event":"ack","ack":{"timeScale":1,"agent":"`, `"}}`),
-		pad(`{"label":"rtvi-ai","type":"server-message","data":{"event":"state","state":{"version":2,"pending":"`, `"}}}`),
-		pad(`{"label":"rtvi-ai","type":"bot-llm-text","data":{"text":"`, `"}}`),
-		pad(`{"event":"agent_speech","agent_speech":{"id":"a1","phase":"text","text":"`, `"}}`),
-		pad(`{"event":"mystery","pad":"`, `"}`),
-		pad(`{"event":"state","state":"`, `"}`), // a known event of the wrong shape
-		nativeMsg("transcript", `"transcript":{"text":"`+text+`"}`),
-		nativeMsg("clear", `"clear":{"id":"a1"}`),
-		"ping: " + strings.Repeat("1", 1000),
-		"pong",
-	}
 	before := make([]int, calls)
 	for i, p := range peers {
 		before[i], _ = p.callerFrames()
@@ -93,16 +71,12 @@ func TestOneHostileCallsWorkIsBounded(t *testing.T) {
 	for range 250 {
 		_ = hpc.track.WriteSample(mediaSample(tone(440, 20*time.Millisecond, -20)))
 	}
-	const rounds = 2
+	// Two rounds of every kind, then one message over the limit (the
+	// misbehaving-agent suite's webrtc-junk sends the same).
 	began := time.Now()
-	for range rounds {
-		for _, m := range msgs {
-			require.NoError(t, dc.SendText(m))
-		}
+	for _, m := range hostileagent.WebRTCMessages(2) {
+		require.NoError(t, dc.SendText(m))
 	}
-	over, err := json.Marshal(map[string]any{"event": "mystery", "pad": strings.Repeat("x", DefaultMaxFrameBytes)})
-	require.NoError(t, err)
-	require.NoError(t, dc.SendText(string(over)))
 	select {
 	case err := <-errc:
 		assert.ErrorIs(t, err, callsim.ErrOversizedFrame)
