@@ -575,6 +575,12 @@ func fxHostileCases(env *harness.Env) []hostileCase {
 				}
 				assert.True(t, noted, "the bound passed is on the record")
 			}},
+		// A scenario's limits: reach its call's tools listener: 3
+		// connections (the connection bound, 64, out of reach), each
+		// sending its headers in 8 KiB lines, and the header bound
+		// lowered from 16 KiB to 4 KiB.
+		{name: "header-flood-limits", extra: "limits: {max_tool_header_bytes: 4096}", opts: hostile.Options{Behaviour: hostile.HeaderFlood, Conns: 3},
+			outcome: trace.OutcomeAgentError, reason: mockbackend.ReasonConnBound + ": request headers over 4096 bytes", maxAlloc: 64 << 20},
 		{name: "terminal-hangup", opts: hostile.Options{Behaviour: hostile.TerminalText, End: hostile.EndHangup},
 			outcome: trace.OutcomeScored, reason: "agent hung up", maxAlloc: 64 << 20, check: fxTerminalSafe},
 		{name: "terminal-transfer", opts: hostile.Options{Behaviour: hostile.TerminalText, End: hostile.EndTransfer},
