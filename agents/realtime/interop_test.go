@@ -67,6 +67,9 @@ const (
 // the interruption again with the reply wholly sent (only the caller's
 // queue playing it): the SDK's two barge-in paths.
 func TestInteropOpenAIAgentsTwilio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time calls to a Node agent (make check runs -short)")
+	}
 	node, root := needNode(t)
 	_, cases, err := harness.LoadSuite(suiteDir)
 	if err != nil {
