@@ -21,7 +21,7 @@ import (
 
 const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
                      [--transport twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
-                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
+                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET] [--ramp D] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
        callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
                      [--at-once N] [--against FILE]
        callproof load --transport twilio|livekit --suite S [--calls N] [--ramp D] [--agent URL] [--at-once N]
@@ -79,7 +79,8 @@ FILE (such a baseline's --json output) requires every call to get them.
 does (docs/PROTOCOL.md, "LiveKit dialect"): --agent (default
 $LIVEKIT_URL) is the LiveKit server, the credentials and the agent's
 dispatch are run's (--livekit-api-key, --livekit-api-secret,
---livekit-agent-name), and an agent must be there to be dispatched: your
+--livekit-agent-name), --ramp D spreads the calls' starts over D (default
+2s; a LiveKit join is heavy), and an agent must be there to be dispatched: your
 LiveKit agent, or callproof's load bot as a LiveKit worker (it answers
 as the Twilio load bot does):
 
@@ -114,7 +115,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	c.BoolVar(&af.trickle, "trickle", false, "webrtc: send ICE candidates after the offer")
 	suite := c.String("suite", "core", "native: the suite whose scenarios the calls copy")
 	scale := c.Float64("scale", 1, "native: time scale offered to the agent")
-	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native, or twilio with --suite: spread the calls' starts over this long")
+	ramp := c.Duration("ramp", harness.DefaultTextLoadRamp, "native, twilio with --suite, or livekit: spread the calls' starts over this long")
 	against := c.String("against", "", "native, or twilio with --suite: a previous load --json output whose verdicts every call must get (e.g. one at 10 calls)")
 	atOnce := c.Int("at-once", 0, "native, or twilio with --suite: calls at once (default --calls): fewer measures the verdicts --against compares with")
 	c.IntVar(&af.pool, "recognizers", 0, "twilio with --suite: decoders at once (default cores-1)")
@@ -156,7 +157,9 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	for _, f := range []string{"suite", "ramp"} {
-		if c.set(f) {
+		// A LiveKit call's join is heavy (two peer connections through
+		// TURN, at both ends): its pacing load may spread them wider.
+		if c.set(f) && (f != "ramp" || af.transport != transportLiveKit) {
 			fmt.Fprintf(stderr, "callproof load: --%s is for scored load (--transport native, or twilio or livekit with --suite)\n", f)
 			return exitUsage
 		}
@@ -189,6 +192,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "callproof load: --calls and --duration must be positive")
 		return exitUsage
 	}
+	if c.set("ramp") && *ramp <= 0 {
+		fmt.Fprintln(stderr, "callproof load: --ramp must be positive")
+		return exitUsage
+	}
 	if *fidelity && *agent == "" {
 		fmt.Fprintln(stderr, "callproof load: --fidelity needs --agent (a reference agent: callproof agent careful --transport twilio)")
 		return exitUsage
@@ -215,6 +222,9 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity}
+	if c.set("ramp") {
+		opts.Ramp = *ramp
+	}
 	ao := harness.AudioOptions{SpeechCache: *cache, Voice: *voice}
 	switch af.transport {
 	case transportWebRTC:
