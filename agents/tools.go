@@ -510,8 +510,11 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 			}
 			return outFailed, nil
 		}
-		// Careful: did the write land before it broke?
-		if landed, vals := w.landed(ctx, p, spec, kn, args); landed {
+		// Careful: did the write land before it broke? seen: the read
+		// answered, so "not landed" is known rather than a read that
+		// failed too (a loaded backend times both out).
+		landed, vals, seen := w.landedSeen(ctx, p, spec, kn, args)
+		if landed {
 			return outDone, vals
 		}
 		// A write with no record to read back (a create, or a table no
@@ -538,7 +541,7 @@ func (w *worker) commit(ctx context.Context, p plan, spec trace.ToolSpec, args m
 			}
 			return outFailed, nil
 		}
-		if res.kind == resError && key != "" && (targets(spec) && !blind || blind && p.checkAnswer && unhandled(res.status)) {
+		if res.kind == resError && key != "" && (targets(spec) && !blind && seen || blind && p.checkAnswer && unhandled(res.status)) {
 			// A definite error answer, and the read shows nothing landed
 			// (or the status says nothing was handled): the backend
 			// stored that answer under this key and would replay it, so
@@ -600,20 +603,28 @@ func (w *worker) verify(ctx context.Context, p plan, spec trace.ToolSpec, args m
 // landed reads the record a write targets and reports whether the write
 // shows there (a deleted record shows as gone), with the values to confirm.
 func (w *worker) landed(ctx context.Context, p plan, spec trace.ToolSpec, kn string, args map[string]string) (bool, map[string]string) {
+	ok, vals, _ := w.landedSeen(ctx, p, spec, kn, args)
+	return ok, vals
+}
+
+// landedSeen is landed, and whether the read answered at all.
+func (w *worker) landedSeen(ctx context.Context, p plan, spec trace.ToolSpec, kn string, args map[string]string) (bool, map[string]string, bool) {
 	if !targets(spec) {
-		return false, nil
+		return false, nil, false
 	}
 	if spec.Effect == trace.EffectDelete {
 		if p.read.Name == "" {
-			return false, nil
+			return false, nil, false
 		}
 		res := w.client.post(ctx, p.read.Name, map[string]string{keyName(p.read, kn): args[kn]}, "", p.version)
-		return res.kind == resError && res.status == http.StatusNotFound, copyMap(args)
+		gone := res.kind == resError && res.status == http.StatusNotFound
+		return gone, copyMap(args), gone || res.kind == resOK
 	}
-	if got, ok := w.read(ctx, p, args[kn]); ok && holds(got, spec, kn, args) {
-		return true, recordValues(spec, kn, args, &got)
+	got, ok := w.read(ctx, p, args[kn])
+	if ok && holds(got, spec, kn, args) {
+		return true, recordValues(spec, kn, args, &got), true
 	}
-	return false, nil
+	return false, nil, ok
 }
 
 // settle polls after a 202 until the change shows, bounded.
