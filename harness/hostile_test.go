@@ -299,8 +299,8 @@ type fxHostileSuite struct {
 	allocated   uint64 // TotalAlloc during the run
 }
 
-// fxRunHostile places three careful bystanders (fxBystanders) around the
-// hostile case in one run (concurrency 4) through the router, with a
+// fxRunHostile places fxFewBystanders careful bystanders (fxBystanders)
+// around the hostile case in one run (concurrency 4) through the router, with a
 // results directory, and checks that every planned call was recorded and
 // scored exactly once and that each bystander got its usual verdict, the
 // one its scenario's expected block gives (fxUsualVerdict). Placed once:
@@ -308,7 +308,7 @@ type fxHostileSuite struct {
 // move, so nothing here is retried.
 func fxRunHostile(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
 	t.Helper()
-	s := fxRunHostileOnce(t, env, rt, hc)
+	s := fxRunHostileOnce(t, env, rt, hc, fxFewBystanders)
 	fxAssertBystanders(t, s)
 	return s
 }
@@ -366,8 +366,28 @@ func fxBystanderAgent(t *testing.T) string {
 	return running.URL
 }
 
-// fxBystanders are the careful calls around a hostile one: a date, a
-// quantity and a shipment, each asked once the greeting is over and
+// fxFewBystanders is how many careful calls run beside a native hostile
+// agent's call, and in the control; fxBesideBystanders beside a Twilio or
+// WebRTC one (and in its wire's flood-free run): the 20 calls issue 25
+// asks to keep their verdicts while one call sends every message kind
+// of its wire at its limits.
+const (
+	fxFewBystanders    = 3
+	fxBesideBystanders = 20
+)
+
+// fxBystandersOf is how many bystanders case name's run holds.
+func fxBystandersOf(name string) int {
+	for _, hc := range fxHostileCases(nil) {
+		if hc.name == name && hc.wire != "" {
+			return fxBesideBystanders
+		}
+	}
+	return fxFewBystanders
+}
+
+// fxBystanders are n careful calls around a hostile one: a date, a
+// quantity and a shipment in turn, each asked once the greeting is over and
 // ended once the agent has been quiet for 20 s of script time (1 s real),
 // nothing timed between. What careful does in them is an ordering (hear
 // the request, read it back, call the tool, confirm), so however late a
@@ -375,7 +395,7 @@ func fxBystanderAgent(t *testing.T) string {
 // a tool timeout no busy machine reaches (fxBystanderAgent); the
 // core scenarios time corrections and interruptions against the agent's
 // work, which CPU starvation moves at fxScale (docs/PERFORMANCE.md).
-func fxBystanders(t *testing.T) []*scenarios.Compiled {
+func fxBystanders(t *testing.T, n int) []*scenarios.Compiled {
 	t.Helper()
 	asks := []struct{ id, text, action, slots string }{
 		{"date", "Hi, I'd like to change the delivery date on order 5590 to December 3.", "update_order", `{order_number: "5590", delivery_date: "2026-12-03"}`},
@@ -383,8 +403,13 @@ func fxBystanders(t *testing.T) []*scenarios.Compiled {
 		{"ship", "Hi, please ship order 5590 today.", "ship_order", `{order_number: "5590"}`},
 	}
 	var out []*scenarios.Compiled
-	for _, a := range asks {
-		y := `id: bystander-` + a.id + `
+	for i := 0; i < n; i++ {
+		a := asks[i%len(asks)]
+		id := "bystander-" + a.id
+		if n > len(asks) {
+			id += "-" + strconv.Itoa(i/len(asks)+1)
+		}
+		y := `id: ` + id + `
 category: combined
 description: a careful call beside a hostile one, with nothing timed
 timeouts: {quiet: 20s, step: 600s, call: 1200s}
@@ -394,7 +419,7 @@ steps:
   - {id: bye, do: hangup}
 expected: {captured: true, active_state_correct: true, tool_args_correct: true, stale_write_prevented: true, backend_correct: true, confirmation_matches_backend: true, should_execute: true}
 `
-		s, err := scenarios.LoadBytes(a.id+".yaml", []byte(y))
+		s, err := scenarios.LoadBytes(id+".yaml", []byte(y))
 		require.NoError(t, err)
 		c, err := scenarios.Compile(s)
 		require.NoError(t, err)
@@ -403,13 +428,13 @@ expected: {captured: true, active_state_correct: true, tool_args_correct: true, 
 	return out
 }
 
-// fxRunHostileOnce places the suite once.
-func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled) fxHostileSuite {
+// fxRunHostileOnce places the suite once, with n bystanders.
+func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenarios.Compiled, n int) fxHostileSuite {
 	t.Helper()
-	core := fxBystanders(t)
+	core := fxBystanders(t, n)
 	cases := core
 	if hc != nil {
-		cases = []*scenarios.Compiled{core[0], hc, core[1], core[2]}
+		cases = append([]*scenarios.Compiled{core[0], hc}, core[1:]...)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	if out := os.Getenv(hostileOutEnv); out != "" {
@@ -421,7 +446,7 @@ func fxRunHostileOnce(t *testing.T, env *harness.Env, rt *fxRouter, hc *scenario
 	res, err := harness.CreateResults(dir, harness.Meta{Agent: rt.URL, Suite: "hostile", TimeScale: fxScale, Calls: len(cases), Planned: planned})
 	require.NoError(t, err)
 	r := fxRunner(env)
-	r.Concurrency = 4
+	r.Concurrency = max(4, len(cases)) // every bystander open at once
 	r.Results = res
 	r.OverloadBound = fxBystanderOverloadBound
 
@@ -667,7 +692,7 @@ func TestHostileAgents(t *testing.T) {
 	var control fxHostileChildRun
 	ok := t.Run(hostileControl, func(t *testing.T) {
 		control = fxHostileChild(t, dir, hostileControl)
-		fxAssertUsual(t, control)
+		fxAssertUsual(t, hostileControl, control)
 	})
 	require.True(t, ok, "the control run failed")
 	flood := map[string]fxHostileChildRun{} // by wire; "" the control
@@ -682,7 +707,7 @@ func TestHostileAgents(t *testing.T) {
 				t.Parallel()
 			}
 			got := fxHostileChild(t, dir, hc.name)
-			if !fxAssertUsual(t, got) {
+			if !fxAssertUsual(t, hc.name, got) {
 				fxHostileDiffer(t, control, got)
 			}
 			if hc.baseline {
@@ -697,11 +722,11 @@ func TestHostileAgents(t *testing.T) {
 	}
 }
 
-// fxAssertUsual: the child scored three bystanders, each with its usual
-// verdict.
-func fxAssertUsual(t *testing.T, run fxHostileChildRun) bool {
+// fxAssertUsual: the child of case name scored its bystanders
+// (fxBystandersOf), each with its usual verdict.
+func fxAssertUsual(t *testing.T, name string, run fxHostileChildRun) bool {
 	t.Helper()
-	ok := assert.Len(t, run.Verdicts, 3)
+	ok := assert.Len(t, run.Verdicts, fxBystandersOf(name))
 	for call, v := range run.Verdicts {
 		ok = assert.Equal(t, fxUsualVerdict, v, "%s: outcome | verdicts | primary bucket", call) && ok
 	}
@@ -917,7 +942,7 @@ func fxRunBeside(t *testing.T, env *harness.Env, rt *fxRouter, careful, wire str
 			res, herr = hr.Run(ctx, agentURL, []*scenarios.Compiled{c})
 		}()
 	}
-	for _, b := range fxBystanders(t) {
+	for _, b := range fxBystanders(t, fxBesideBystanders) {
 		rt.targets[b.Scenario.ID] = careful
 		rt.holdFinal[b.Scenario.ID] = func() {
 			once.Do(place)
@@ -927,7 +952,7 @@ func fxRunBeside(t *testing.T, env *harness.Env, rt *fxRouter, careful, wire str
 			}
 		}
 	}
-	s := fxRunHostileOnce(t, env, rt, nil)
+	s := fxRunHostileOnce(t, env, rt, nil, fxBesideBystanders)
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
