@@ -14,8 +14,9 @@ import (
 )
 
 // Timings, the compact cases' (docs/SCENARIOS.md): a staged hold's bound,
-// how long its release waits for the agent's cancel, the bound of the
-// final quiet wait, and the request's wait for the greeting.
+// how long its release waits for the agent's answer to the challenge (its
+// first state report), the bound of the final quiet wait, and the
+// request's wait for the greeting.
 const (
 	holdMax     = 5 * time.Second
 	releaseWait = 2 * time.Second
@@ -299,9 +300,14 @@ func (g *gen) staged(t *target, k kind, ch scenarios.StepSpec) (pre, challenge, 
 		pre = []scenarios.StepSpec{{ID: "hold", Do: "hold", Hold: "h1", Match: &scenarios.Match{Tool: t.tool.Name}, Max: scenarios.Duration(holdMax)}}
 		ch.On = &scenarios.TriggerSpec{Event: string(trace.KindToolHeld), Delay: ms(100)}
 		ch.Required = true
+		// The release is the compact cases': at the agent's first state
+		// report after the challenge, or releaseWait after it. An agent
+		// withdraws before it reports (docs/PROTOCOL.md, state), so a
+		// careful agent's release is moot, and one that keeps the write
+		// has it let through at its report, long before its own tool
+		// timeout gives up on the hold, however loaded the machine.
 		post = []scenarios.StepSpec{{ID: "release", Do: "release", Hold: "h1",
-			On: &scenarios.TriggerSpec{After: ch.ID, Event: string(trace.KindToolCancelled), Match: &scenarios.Match{Tool: t.tool.Name},
-				Timeout: scenarios.Duration(releaseWait)}}}
+			On: &scenarios.TriggerSpec{After: ch.ID, Event: string(trace.KindAgentState), Timeout: scenarios.Duration(releaseWait)}}}
 	case "readback":
 		if k.cat == scenarios.CatInterruption {
 			// Into the confirmation once the write has landed, at its
