@@ -548,23 +548,34 @@ func (tc *twilioCall) speak(s *session, id, text string) time.Duration {
 
 // gapPad puts silence before pcm (whose audible part starts lead into it)
 // when it follows, at now, an utterance whose audio ends at prevEnd with
-// prevTrail of quiet: right after another utterance, it leaves gap
-// between them (counting the quiet at the end of the one and the start of
-// this one), so a listener hears two utterances, not one.
+// prevTrail of quiet: right after another utterance, it leaves at least
+// gap between them (counting the quiet at the end of the one and the
+// start of this one), so a listener hears two utterances, not one. The
+// silence is whole 20 ms frames: how much of it there is depends on the
+// wall clock, but where the utterance falls within the listener's frames
+// does not (trimQuiet makes every utterance whole frames too), so the
+// same reply reaches a recognizer as the same samples.
 func gapPad(pcm audio.PCM, gap time.Duration, prevEnd time.Time, prevTrail, lead time.Duration, now time.Time) audio.PCM {
 	if gap <= 0 || now.Sub(prevEnd) >= gap {
 		return pcm
 	}
 	if pad := gap - prevTrail - lead - max(now.Sub(prevEnd), 0); pad > 0 {
-		return append(make(audio.PCM, audio.Samples(pad)), pcm...)
+		return append(make(audio.PCM, wholeFrames(audio.Samples(pad))), pcm...)
 	}
 	return pcm
+}
+
+// wholeFrames is n samples rounded up to whole 20 ms frames.
+func wholeFrames(n int) int {
+	return (n + audio.FrameSamples - 1) / audio.FrameSamples * audio.FrameSamples
 }
 
 // trimQuiet cuts the synthesizer's silence before the first and after the
 // last audible frame (flite leaves 100-400 ms at each end), keeping one
 // frame on either side: the agent starts talking when it starts sending,
-// and a short greeting ends sooner.
+// and a short greeting ends sooner. The result is whole 20 ms frames
+// (silence fills out the last), in a new slice unless p is returned as it
+// is.
 func trimQuiet(p audio.PCM) audio.PCM {
 	lead, trail := quietEdges(p)
 	from := max(audio.Samples(lead)-audio.FrameSamples, 0)
@@ -572,7 +583,9 @@ func trimQuiet(p audio.PCM) audio.PCM {
 	if from >= to {
 		return p
 	}
-	return p[from:to]
+	out := make(audio.PCM, wholeFrames(to-from))
+	copy(out, p[from:to])
+	return out
 }
 
 // quietEdges measures the quiet (frames below the detector's offset

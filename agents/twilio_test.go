@@ -567,3 +567,59 @@ func TestAudioUtterancesApart(t *testing.T) {
 	require.Len(t, b.requests("ship_order"), 1)
 	c.hangUp()
 }
+
+// gapPad's silence is whole 20 ms frames, at least what the gap asks
+// for, whatever the wall clock: the same reply, padded at any moment,
+// is the same samples after a whole number of silent frames, so it
+// falls the same way within the listener's frames and a recognizer
+// hears the same input.
+func TestGapPadWholeFrames(t *testing.T) {
+	reply := make(audio.PCM, 7*audio.FrameSamples)
+	for i := range reply {
+		reply[i] = int16(1000 + i%97)
+	}
+	const gap = 700 * time.Millisecond
+	prevEnd := time.Unix(1000, 0)
+	prevTrail, lead := 20*time.Millisecond, 20*time.Millisecond
+	padded := 0
+	for us := -3000; us < int(gap/time.Microsecond)+3000; us += 137 {
+		now := prevEnd.Add(time.Duration(us) * time.Microsecond)
+		got := gapPad(reply, gap, prevEnd, prevTrail, lead, now)
+		pad := len(got) - len(reply)
+		require.Zero(t, pad%audio.FrameSamples, "now %v: %d samples of silence is not whole frames", now.Sub(prevEnd), pad)
+		assert.Equal(t, reply, got[pad:], "now %v: the reply itself changed", now.Sub(prevEnd))
+		assert.Equal(t, make(audio.PCM, pad), got[:pad])
+		want := gap - prevTrail - lead - max(now.Sub(prevEnd), 0)
+		if want <= 0 {
+			assert.Zero(t, pad, "now %v", now.Sub(prevEnd))
+			continue
+		}
+		padded++
+		assert.GreaterOrEqual(t, pad, audio.Samples(want), "now %v: less silence than the gap", now.Sub(prevEnd))
+		assert.Less(t, pad, audio.Samples(want)+audio.FrameSamples, "now %v: more than a frame over", now.Sub(prevEnd))
+	}
+	assert.Greater(t, padded, 100)
+	assert.Equal(t, reply, gapPad(reply, gap, prevEnd, prevTrail, lead, prevEnd.Add(gap)), "a gap already kept")
+	assert.Equal(t, reply, gapPad(reply, 0, prevEnd, prevTrail, lead, prevEnd), "no gap asked for")
+}
+
+// trimQuiet leaves whole frames, one quiet frame either side of the
+// audible ones, whatever the synthesizer's length; it does not write
+// into the synthesizer's (cached) samples.
+func TestTrimQuietWholeFrames(t *testing.T) {
+	for _, n := range []int{0, 1, 159, 160, 161, 5*audio.FrameSamples + 37} {
+		p := make(audio.PCM, 3*audio.FrameSamples+n+4*audio.FrameSamples+53)
+		loud := p[3*audio.FrameSamples : 3*audio.FrameSamples+n+audio.FrameSamples]
+		for i := range loud {
+			loud[i] = int16(8000 - 16000*(i%2))
+		}
+		orig := append(audio.PCM(nil), p...)
+		got := trimQuiet(p)
+		require.Zero(t, len(got)%audio.FrameSamples, "loud %d: %d samples", n, len(got))
+		assert.Equal(t, orig, p, "loud %d: input changed", n)
+		lead, trail := quietEdges(got)
+		assert.Equal(t, audio.FrameDuration, lead, "loud %d", n)
+		assert.Equal(t, audio.FrameDuration, trail, "loud %d", n)
+		assert.Equal(t, p[2*audio.FrameSamples:2*audio.FrameSamples+len(got)], got, "loud %d", n)
+	}
+}
