@@ -289,14 +289,20 @@ func (e *engine) hear(text string) {
 	// backend's socket before the report leaves (spawn), so a harness that
 	// lets a held write go at the report finds it already withdrawn.
 	e.invalidate()
-	if !e.confirmFirst() || !e.callerSpeaking() {
+	if !e.callerSpeaking() {
 		e.reportState()
 	}
 }
 
-// reportState self-reports the working state. The generic careful agent
-// reports once per turn, at its end, so a correction said straight after
-// the request is never preceded by a report of the words it replaces.
+// reportState self-reports the working state, once per caller turn: at
+// the final that leaves no caller utterance open (hear, frame). A final
+// heard while the turn's next utterance is already open (an early
+// correction's onset precedes the request's final, docs/PROTOCOL.md
+// "speech") reports nothing: that report would carry the words the open
+// utterance is replacing, and as the caller's next frames are recorded
+// before the agent's report is read, it would stand as the agent's first
+// act after the correction (stale_working_state) whenever the recorder's
+// reader ran late. Reports are deduplicated by stateDirty.
 func (e *engine) reportState() {
 	if !e.stateDirty {
 		return

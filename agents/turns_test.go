@@ -70,3 +70,63 @@ func TestTurnEndsAtLastOpenUtterance(t *testing.T) {
 		})
 	}
 }
+
+// states drains the session's outbox and returns the state reports in it.
+func states(s *session) []*native.State {
+	var out []*native.State
+	for {
+		select {
+		case f := <-s.outbox:
+			if m, ok := f.(native.Message); ok && m.Event == native.EventState {
+				out = append(out, m.State)
+			}
+		default:
+			return out
+		}
+	}
+}
+
+// The working state is reported once per caller turn, at the final that
+// leaves no utterance open: a final heard while the turn's next utterance
+// is open (an early correction) reports nothing, so no report of the
+// words being replaced can reach the caller after the correction began.
+func TestStateReportedOncePerTurn(t *testing.T) {
+	for _, cfg := range []Config{Careful(), Naive()} {
+		t.Run(cfg.Name, func(t *testing.T) {
+			cfg.Clock = &heldClock{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
+			e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
+			s.eng = e
+			speech := func(id, phase, text string) {
+				require.False(t, e.frame(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: phase, Text: text}}))
+			}
+			e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
+				Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+			states(s)
+
+			speech("u1", native.PhaseOnset, "")
+			speech("u2", native.PhaseOnset, "")
+			speech("u1", native.PhaseFinal, "Hi, please ship order 5590 today.")
+			require.Empty(t, states(s), "a final with u2 still open reported the state")
+			speech("u2", native.PhaseFinal, "No, order 5599.")
+			got := states(s)
+			require.Len(t, got, 1, "the turn's last final reports once")
+			require.Equal(t, "5599", got[0].Slots["order_number"])
+			require.Equal(t, "ship_order", got[0].Pending)
+
+			// A lone utterance that changes nothing reports nothing more.
+			speech("u3", native.PhaseOnset, "")
+			speech("u3", native.PhaseFinal, "Thanks.")
+			require.Empty(t, states(s))
+
+			// A lone utterance that changes the state reports at its final.
+			speech("u4", native.PhaseOnset, "")
+			speech("u4", native.PhaseFinal, "Actually, order 5519.")
+			got = states(s)
+			require.Len(t, got, 1)
+			require.Equal(t, "5519", got[0].Slots["order_number"])
+		})
+	}
+}
