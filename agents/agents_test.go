@@ -215,7 +215,11 @@ func matrix() []matrixRow {
 				assert.Equal(t, doneDec, o.answer)
 				assert.True(t, o.answerApplied, "careful confirmed before the write landed")
 			},
-			flawed: func(o obs) bool { return strings.HasPrefix(o.answer, "Done.") && !o.answerApplied },
+			// and it reads nothing back after its claim, so the claim is
+			// its first act after the 202 however it is scheduled
+			flawed: func(o obs) bool {
+				return strings.HasPrefix(o.answer, "Done.") && !o.answerApplied && requestsAfterWrite(o) == 0
+			},
 		},
 		{
 			name: "e wrong record", flaw: TrustsToolResults, scenario: wrongRecord, naive: true,
@@ -284,6 +288,18 @@ func matrix() []matrixRow {
 			flawed:  func(o obs) bool { return o.answer == "Done. Order 5590 now has delivery date December 4." },
 		},
 	}
+}
+
+// requestsAfterWrite counts the requests after the first update_order.
+func requestsAfterWrite(o obs) int {
+	n, seen := 0, false
+	for _, r := range o.b.requests("") {
+		if seen {
+			n++
+		}
+		seen = seen || r.Tool == "update_order"
+	}
+	return n
 }
 
 // readBetweenWrites: a get_order came between the first two update_order.

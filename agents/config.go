@@ -33,8 +33,11 @@ const (
 	UnkeyedRetries Flaw = "unkeyed_retries"
 	// ConfirmsOnAccept says "Done" as soon as an asynchronous write is
 	// accepted (202 pending), from its slot values, instead of when the
-	// write has landed. The two flaws are orthogonal, so switching either
-	// off alone removes exactly its own root cause.
+	// write has landed, and takes that claim as the write's outcome: it
+	// reads nothing back after it, so the claim is always its first act
+	// after the 202 however its goroutines are scheduled. The two flaws
+	// are orthogonal, so switching either off alone removes exactly its
+	// own root cause.
 	ConfirmsOnAccept Flaw = "confirms_on_accept"
 )
 
