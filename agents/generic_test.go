@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/packgen"
 	"github.com/callproof/callproof/scenarios"
@@ -22,17 +23,30 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// genericScale runs the generic agent's packs ten times faster than real
-// time; genericConcurrency calls at once keep two shared cores from
-// starving the agent, which runs in the test's process and whose lateness
-// no spoiled-call check can see.
+// The generic agents' packs run at a quarter of real time, twelve calls
+// at once: the scripts' windows (the 1 s of quiet that ends a call, the
+// 10 s a required step waits for its event, the 20 s bound of the final
+// wait) are then 250 ms, 2.5 s and 5 s of real time, room enough for the
+// agent, which shares the test's process and two cores and whose own
+// lateness no harness check can see. A call costs the process little at
+// this scale (the three pack tests took 18 s of CPU in 195 s of real time
+// at six calls at once), so twelve at once keep the test's time near what
+// it was at 0.1 with eight; on 2026-12-03, under a load average of 8-17
+// from other runs, twelve failed no more often than six. The harness's lateness is
+// checked: a call whose timers ran late is harness_error
+// (harness.ReasonOverloaded), not a verdict, and is left out
+// (overloadedCall). The agent acks the offered scale as the first thing
+// it does, so the caller waits for that ack as long as it takes
+// (genericAckWait, an ordering) rather than callsim's 300 ms, after which
+// a starved agent's call would run its caller at scale 1.
 const (
-	genericScale       = 0.1
-	genericConcurrency = 8
+	genericScale       = 0.25
+	genericConcurrency = 12
+	genericAckWait     = 10 * time.Second
 )
 
 // playPack plays every scenario of dir against the reference agent cfg
-// over the native protocol and returns the scores, in file order.
+// over the native protocol, once, and returns the results in file order.
 func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult {
 	t.Helper()
 	_, cases, err := harness.LoadSuite(dir)
@@ -45,23 +59,11 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 	env, err := harness.NewEnv(harness.EnvOptions{})
 	require.NoError(t, err)
 	defer env.Close()
+	env.Simulator = callsim.New(callsim.Options{AckWait: genericAckWait})
 	r := env.Runner()
 	r.Concurrency, r.TimeScale, r.Suite, r.Agent = genericConcurrency, genericScale, "generic", cfg.Name
 	out, err := r.Run(ctx, agent.URL, cases)
 	require.NoError(t, err)
-	// A call our side spoiled (a loaded machine ran the script late, or a
-	// required step's trigger never came in time) proves nothing: place it
-	// again, a few times.
-	for try := 0; try < 3; try++ {
-		for i, c := range out {
-			if !spoiled(c) {
-				continue
-			}
-			again, err := r.Run(ctx, agent.URL, cases[i:i+1])
-			require.NoError(t, err)
-			out[i] = again[0]
-		}
-	}
 	if dump := os.Getenv("GENERIC_DUMP"); dump != "" {
 		// Each call's events, one a line, for reading failures.
 		for _, c := range out {
@@ -81,25 +83,36 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 	return out
 }
 
-// skipSpoiled logs a call still spoiled after its tries, which proves
-// nothing either way, and fails the test when more than a quarter of the
-// pack's calls were.
-func skipSpoiled(t *testing.T, c harness.CallResult, of int, skipped *int) bool {
+// overloadedCall says whether the harness left c out as overloaded (its
+// own timers ran late: harness_error, harness.ReasonOverloaded), which is
+// no verdict on the agent either way; it logs the call. Every other call
+// must have run at the offered scale: the agent acks it, and the caller
+// waits for that ack.
+func overloadedCall(t *testing.T, c harness.CallResult) bool {
 	t.Helper()
-	if !spoiled(c) {
-		return false
+	end := c.History.End()
+	require.NotNil(t, end, "%s: no call end", c.Score.Scenario)
+	if end.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(end.Reason, harness.ReasonOverloaded) {
+		t.Logf("%s: left out, %s", c.Score.Scenario, end.Reason)
+		return true
 	}
-	t.Logf("%s: spoiled on this machine (%s), not counted", c.History.Call, c.Score.Reason)
-	*skipped++
-	require.LessOrEqual(t, *skipped*4, of, "too many spoiled calls: the machine is too busy")
-	return true
+	require.Equal(t, genericScale, end.TimeScale, "%s: ran at another scale (%s %s)", c.Score.Scenario, end.Outcome, end.Reason)
+	return false
 }
 
-// spoiled reports a call that ran at another scale than offered, was
-// excluded or ended in a harness error.
-func spoiled(c harness.CallResult) bool {
-	end := c.History.End()
-	return end == nil || end.Outcome == trace.OutcomeExcluded || end.Outcome == trace.OutcomeHarnessError || end.TimeScale != genericScale
+// scoredCalls are the calls of a pack that are verdicts (overloadedCall
+// leaves the others out); at least half the pack must be, or the proof
+// would say nothing.
+func scoredCalls(t *testing.T, calls []harness.CallResult) []harness.CallResult {
+	t.Helper()
+	var out []harness.CallResult
+	for _, c := range calls {
+		if !overloadedCall(t, c) {
+			out = append(out, c)
+		}
+	}
+	require.GreaterOrEqual(t, 2*len(out), len(calls), "%d of %d calls overloaded: the machine is too busy for this test", len(calls)-len(out), len(calls))
+	return out
 }
 
 // failedAxes names the axes a call failed, with their first finding.
@@ -147,13 +160,12 @@ func TestGenericAgentOnFamilies(t *testing.T) {
 	for _, dir := range []string{"payments/calibration/scenarios", "../testdata/calibration/scenarios"} {
 		careful := agents.Careful()
 		careful.Generic = true
-		calls, skipped := playPack(t, careful, dir), 0
-		for _, c := range calls {
+		for _, c := range scoredCalls(t, playPack(t, careful, dir)) {
 			s := c.Score
-			if impossible[s.Scenario] || skipSpoiled(t, c, len(calls), &skipped) {
+			if impossible[s.Scenario] {
 				continue
 			}
-			require.True(t, s.Integrity, "careful %s: %s %s %s", s.Scenario, s.Outcome, s.Primary, failedAxes(s))
+			require.True(t, s.Integrity, "careful %s: %s %s %s %s", s.Scenario, s.Outcome, s.Reason, s.Primary, failedAxes(s))
 		}
 	}
 }
@@ -188,10 +200,12 @@ func orderTools() []scenarios.Tool {
 }
 
 // TestGenericAgentOnGeneratedPacks is issue 23's proof: packs that
-// `init --catalogue` writes, for the restaurant fixture at several seeds
-// and for the order desk's catalogue (read generically),
-// are passed by the generic careful agent and failed, in at least half
-// their scenarios, by the generic naive agent.
+// `init --catalogue` writes, for the restaurant fixture (a domain no
+// agent of the project knows) and for the order desk's catalogue (read
+// generically), are passed by the generic careful agent and failed, in at
+// least half their scenarios, by the generic naive agent. Other seeds'
+// draws are TestGenericAgentOnRandomCatalogues' (the restaurant at seeds
+// 2 and 3 passed too, 2026-12-03).
 func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays generated packs")
@@ -203,30 +217,50 @@ func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	for _, pack := range []struct {
 		catalog []scenarios.Tool
 		seed    uint64
-	}{{restaurant, 1}, {restaurant, 2}, {restaurant, 3}, {orderTools(), 1}} {
+	}{{restaurant, 1}, {orderTools(), 1}} {
 		seed := pack.seed
 		dir := writePack(t, pack.catalog, seed, packgen.SizeSmall)
 		assertPackBites(t, careful, naive, dir, seed)
 	}
 }
 
-// assertPackBites plays the pack in dir against both generic agents: every
-// scenario careful plays unspoiled keeps its integrity, and naive loses it
-// in at least half of them.
+// assertPackBites plays the pack in dir against both generic agents:
+// careful keeps its integrity in every call that is a verdict, naive
+// loses it in at least half of them, in seed 001's shape.
 func assertPackBites(t *testing.T, careful, naive agents.Config, dir string, seed uint64) {
 	t.Helper()
-	calls, skipped := playPack(t, careful, dir), 0
-	for _, c := range calls {
+	for _, c := range scoredCalls(t, playPack(t, careful, dir)) {
 		s := c.Score
-		if skipSpoiled(t, c, len(calls), &skipped) {
-			continue
-		}
-		assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s", seed, s.Scenario, s.Outcome, s.Primary, failedAxes(s))
+		assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s %s", seed, s.Scenario, s.Outcome, s.Reason, s.Primary, failedAxes(s))
 	}
+	calls := scoredCalls(t, playPack(t, naive, dir))
 	failed := 0
-	for _, c := range playPack(t, naive, dir) {
+	pass, prim := map[scorer.Axis]int{}, map[scorer.Bucket]int{}
+	for _, c := range calls {
 		if !c.Score.Integrity {
 			failed++
+		}
+		for _, a := range c.Score.Axes {
+			if a.Verdict == scorer.Pass {
+				pass[a.Axis]++
+			}
+		}
+		if c.Score.Primary != "" {
+			prim[c.Score.Primary]++
+		}
+	}
+	t.Logf("seed %d: naive of %d: axis passes %v; primaries %v", seed, len(calls), pass, prim)
+	// Seed 001's shape (issue 23): naive hears the caller (the dialog
+	// axes pass more often than any action axis) but acts on stale or
+	// unverified values, stale tool arguments the largest bucket.
+	for _, d := range []scorer.Axis{scorer.Captured, scorer.ActiveStateCorrect} {
+		for _, a := range []scorer.Axis{scorer.ToolArgsCorrect, scorer.StaleWritePrevented, scorer.BackendCorrect, scorer.ConfirmationMatchesBackend} {
+			assert.Greater(t, pass[d], pass[a], "seed %d: naive passes dialog axis %s no more often than action axis %s", seed, d, a)
+		}
+	}
+	for b, n := range prim {
+		if b != scorer.BucketStaleToolArgs {
+			assert.Less(t, n, prim[scorer.BucketStaleToolArgs], "seed %d: naive's %s (%d) rivals stale_tool_args (%d) as the largest bucket", seed, b, n, prim[scorer.BucketStaleToolArgs])
 		}
 	}
 	assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))

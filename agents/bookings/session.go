@@ -297,14 +297,17 @@ func (s *session) call(tool string, args map[string]string, key string, timeout 
 	}
 	s.send(native.Message{Event: native.EventToolIntent, ToolIntent: &native.ToolIntent{Tool: tool, Args: cp}})
 	ctx, cancel := context.WithCancel(s.api.base)
+	w := &withdrawal{cancel: cancel}
 	version := s.version
 	api, real := s.api, max(s.scaled(timeout), toolFloor)
 	if !s.srv.spawn(func() {
 		defer cancel()
-		a := api.post(ctx, tool, cp, key, version, real)
+		a := api.post(ctx, w, tool, cp, key, version, real)
 		s.post(func() { done(a) })
 	}) {
 		cancel()
 	}
-	return cancel
+	// The abort closes the request's connection before it returns, so a
+	// state report sent after it cannot overtake the withdrawal.
+	return w.abort
 }

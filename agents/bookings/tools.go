@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/callproof/callproof/protocol/native"
@@ -54,13 +57,22 @@ type toolAPI struct {
 
 // post sends one request. key "" sends no Idempotency-Key; version is the
 // slot version the arguments were built from.
-func (t toolAPI) post(ctx context.Context, tool string, args map[string]string, key string, version int, timeout time.Duration) answer {
+// w, when not nil, is told the request's connection so that an abort can
+// close it (withdrawal).
+func (t toolAPI) post(ctx context.Context, w *withdrawal, tool string, args map[string]string, key string, version int, timeout time.Duration) answer {
 	body, err := json.Marshal(args)
 	if err != nil {
 		return answer{lost: true}
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if w != nil {
+		rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { w.got(info.Conn) }})
+		// Forgotten before the answer's body is closed (defers run last
+		// first), which hands the connection back to the pool for other
+		// requests.
+		defer w.forget()
+	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimRight(t.baseURL, "/")+"/"+tool, bytes.NewReader(body))
 	if err != nil {
 		return answer{lost: true}
@@ -79,6 +91,9 @@ func (t toolAPI) post(ctx context.Context, tool string, args map[string]string, 
 		return answer{lost: true}
 	}
 	defer resp.Body.Close()
+	if w != nil {
+		defer w.forget()
+	}
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return answer{lost: true, status: resp.StatusCode}
@@ -127,4 +142,50 @@ func holds(rec *record, ref string, args map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// withdrawal aborts one request. Cancelling its context alone makes
+// net/http close the connection on the transport's own goroutine, some
+// time later; abort closes it at once, on the goroutine that aborts, so
+// the close is in the backend's socket before anything the desk sends
+// after it: its state report, which can release a held write
+// (docs/PROTOCOL.md, "withdraw before you report").
+type withdrawal struct {
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	conn    net.Conn
+	aborted bool
+}
+
+// got tracks the request's connection; one got after the abort is closed
+// at once.
+func (w *withdrawal) got(c net.Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.aborted {
+		_ = c.Close()
+		return
+	}
+	w.conn = c
+}
+
+// forget stops tracking the connection: the request is over, and the
+// connection may serve another one.
+func (w *withdrawal) forget() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conn = nil
+}
+
+// abort cancels the request and closes its connection.
+func (w *withdrawal) abort() {
+	w.cancel()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.aborted = true
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
 }
