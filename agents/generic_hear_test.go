@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,5 +71,21 @@ func TestGenericHearsFreeText(t *testing.T) {
 		{"move_rental", "Sorry, make the note Side door please.", map[string]string{"note": "Side door"}},
 	} {
 		assert.Equal(t, c.want, d.understand(c.text, c.action).slots, "%q", c.text)
+	}
+}
+
+// The generic agent understands the caller with its own parsers and the
+// claims extractors (entity), never with the generator's phrasings (issue
+// 23): no package the agents build on is packgen or spoken, so a generated
+// pack it passes proves the scenarios, not shared templates.
+func TestGenericSharesNoPhrasesWithGenerator(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	assert.Contains(t, deps, "github.com/callproof/callproof/entity")
+	for _, p := range []string{"github.com/callproof/callproof/packgen", "github.com/callproof/callproof/spoken"} {
+		assert.NotContains(t, deps, p)
 	}
 }

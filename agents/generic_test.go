@@ -20,6 +20,7 @@ import (
 	"github.com/callproof/callproof/packgen"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/toolimport"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -264,4 +265,31 @@ func assertPackBites(t *testing.T, careful, naive agents.Config, dir string, see
 		}
 	}
 	assert.GreaterOrEqual(t, 2*failed, len(calls), "seed %d: naive failed only %d of %d", seed, failed, len(calls))
+}
+
+// TestGenericCarefulOnBookingsPack: `init` on the bookings family's tools
+// as OpenAI JSON (its guesses unreviewed), then a small pack for every
+// consequential tool; the generic careful agent, which shares no code
+// with the bookings desk, passes every scenario (issue 23's proof; the
+// desk's one-flaw variants against the same generator are agents/bookings'
+// TestGeneratedPackCatchesEachFlaw).
+func TestGenericCarefulOnBookingsPack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a generated pack")
+	}
+	data, err := os.ReadFile("../examples/tools/bookings-openai.json")
+	require.NoError(t, err)
+	parsed, _, err := toolimport.Parse(data)
+	require.NoError(t, err)
+	entries, _ := toolimport.Infer(parsed)
+	var catalog []scenarios.Tool
+	for _, e := range entries {
+		catalog = append(catalog, e.Tool)
+	}
+	careful := agents.Careful()
+	careful.Generic = true
+	for _, c := range scoredCalls(t, playPack(t, careful, writePack(t, catalog, 1, packgen.SizeSmall))) {
+		s := c.Score
+		assert.True(t, s.Integrity, "careful %s: %s %s %s %s", s.Scenario, s.Outcome, s.Reason, s.Primary, failedAxes(s))
+	}
 }

@@ -131,7 +131,9 @@ type target struct {
 
 // Undoable reports whether catalog lets an agent take back what tool did
 // once it has landed: an update is put back by an update of the same
-// fields; a create is cancelled or deleted by a tool on its table whose
+// fields, through the tool itself, so not one that sets a field to its
+// only allowed value (cancel_booking's status: cancelled cannot be set
+// back to what it was); a create is cancelled or deleted by a tool on its table whose
 // key argument takes the key the backend gives a created record
 // ("{table}-{n}", docs/PROTOCOL.md: a tool whose key pattern refuses it
 // cannot name the record); a cancel or a delete cannot be taken back
@@ -139,6 +141,11 @@ type target struct {
 func Undoable(catalog []scenarios.Tool, tool scenarios.Tool) bool {
 	switch tool.Effect {
 	case "update":
+		for _, a := range tool.Args {
+			if a.Name != tool.KeyArg && len(a.Enum) == 1 {
+				return false
+			}
+		}
 		return true
 	case "create":
 		made := tool.Table + "-2"

@@ -301,3 +301,32 @@ func TestConfirm(t *testing.T) {
 		}
 	}
 }
+
+// A landed write is undoable only where a tool can put it back: an update
+// through itself unless it sets a field to its only allowed value; a
+// create through a cancel or delete that can name the created record.
+func TestUndoable(t *testing.T) {
+	key := scenarios.Arg{Name: "booking_ref", Type: "string", Required: true}
+	move := scenarios.Tool{Name: "reschedule_booking", Effect: "update", Table: "bookings", KeyArg: key.Name,
+		Args: []scenarios.Arg{key, {Name: "date", Type: "date", Required: true}}}
+	cancelUpdate := scenarios.Tool{Name: "cancel_booking", Effect: "update", Table: "bookings", KeyArg: key.Name,
+		Args: []scenarios.Arg{key, {Name: "status", Type: "string", Required: true, Enum: []string{"cancelled"}}}}
+	book := scenarios.Tool{Name: "book_table", Effect: "create", Table: "bookings", Args: []scenarios.Arg{{Name: "date", Type: "date", Required: true}}}
+	del := scenarios.Tool{Name: "delete_booking", Effect: "delete", Table: "bookings", KeyArg: key.Name, Args: []scenarios.Arg{key}}
+	catalog := []scenarios.Tool{move, cancelUpdate, book}
+	for _, c := range []struct {
+		catalog []scenarios.Tool
+		tool    scenarios.Tool
+		want    bool
+	}{
+		{catalog, move, true},
+		{catalog, cancelUpdate, false},
+		{catalog, book, false},
+		{append(catalog, del), book, true},
+		{append(catalog, del), del, false},
+	} {
+		if got := Undoable(c.catalog, c.tool); got != c.want {
+			t.Errorf("Undoable(%s) = %t, want %t", c.tool.Name, got, c.want)
+		}
+	}
+}
