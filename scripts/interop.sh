@@ -23,6 +23,8 @@ suites=(
 	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^m]"
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
 	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$"
+	"livekit python careful ./cmd/callproof/ ^TestLiveKitStockAgent$/^careful-"
+	"livekit python flawed ./cmd/callproof/ ^TestLiveKitStockAgent$/^flawed-"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
 	"callproof-careful twilio audio-only-load ./cmd/callproof/ ^TestLoadAudioOnlyAgent$"

@@ -161,3 +161,31 @@ func ExportedConsts(dir, pkg string) ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
+
+// PinMismatches compares the versions doc states of each Python package
+// in names with the ones requirements (a pip requirements file's text,
+// NAME==VERSION lines) pins. A version is stated as "`name` X.Y.Z",
+// "`name[extras]` X.Y.Z" or "(name X.Y.Z"; a name the file does not pin,
+// or that doc states no version of, is a mismatch too.
+func PinMismatches(doc, requirements string, names ...string) []string {
+	flat := Flat(doc)
+	var out []string
+	for _, name := range names {
+		q := regexp.QuoteMeta(name)
+		pin := regexp.MustCompile(`(?m)^` + q + `==(\S+) `).FindStringSubmatch(requirements)
+		if pin == nil {
+			out = append(out, fmt.Sprintf("%s: not pinned", name))
+			continue
+		}
+		stated := regexp.MustCompile("(?:`"+q+"(?:\\[[a-z,]+\\])?`|\\("+q+") ([0-9][0-9.]*[0-9])").FindAllStringSubmatch(flat, -1)
+		if len(stated) == 0 {
+			out = append(out, fmt.Sprintf("%s: no version stated (pinned %s)", name, pin[1]))
+		}
+		for _, s := range stated {
+			if s[1] != pin[1] {
+				out = append(out, fmt.Sprintf("%s: stated %s, pinned %s", name, s[1], pin[1]))
+			}
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package doccheck
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,5 +34,18 @@ func TestRefsAndValues(t *testing.T) {
 	names, err := ExportedConsts(".", "doccheck")
 	if err != nil || len(names) != 0 {
 		t.Errorf("ExportedConsts: %v %v", names, err)
+	}
+}
+
+func TestPinMismatches(t *testing.T) {
+	req := "a-b==1.2.3 \\\n    --hash=sha256:00\nc==0.1 \\\n"
+	doc := "uses `a-b` 1.2.3 and `a-b[x,y]` 1.2.3, (c 0.2), and `d` 4.5"
+	got := PinMismatches(doc, req, "a-b", "c", "d", "e")
+	want := []string{"c: stated 0.2, pinned 0.1", "d: not pinned", "e: not pinned"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("PinMismatches = %q, want %q", got, want)
+	}
+	if got := PinMismatches("nothing here", req, "a-b"); len(got) != 1 || !strings.Contains(got[0], "no version stated") {
+		t.Errorf("PinMismatches without a stated version = %q", got)
 	}
 }

@@ -27,13 +27,22 @@ type Process struct {
 	exitCode int
 	once     sync.Once
 	killed   bool
+	group    bool // the program leads its own process group
 }
 
 // Start starts cmd (its Stdout and Stderr must be unset) and waits, until
 // ctx ends or the program exits, for a stdout line beginning with prefix.
-// stopWait is how long Stop waits after SIGTERM before it kills.
+// stopWait is how long Stop waits after SIGTERM before it kills. Unless
+// cmd.SysProcAttr is set, the program leads a process group of its own,
+// which Stop signals whole (so nothing it started outlives it), and is
+// killed when the thread that started it exits, as when a test binary
+// dies of its -timeout without running its cleanups.
 func Start(ctx context.Context, cmd *exec.Cmd, prefix string, stopWait time.Duration) (*Process, error) {
 	p := &Process{cmd: cmd, stderr: &lockedBuffer{}, stopWait: stopWait, exited: make(chan struct{})}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		p.group = true
+	}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -52,8 +61,10 @@ func Start(ctx context.Context, cmd *exec.Cmd, prefix string, stopWait time.Dura
 				default:
 				}
 			}
+			// Log keeps stdout too: some programs log there (a LiveKit worker does).
+			_, _ = p.stderr.Write(append(sc.Bytes(), '\n'))
 		}
-		_, _ = io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(p.stderr, stdout)
 	}()
 	go func() {
 		_ = cmd.Wait()
@@ -72,7 +83,16 @@ func Start(ctx context.Context, cmd *exec.Cmd, prefix string, stopWait time.Dura
 	}
 }
 
-// Log is what the program wrote to stderr so far.
+// signal sends sig to the program's process group, or to the program.
+func (p *Process) signal(sig syscall.Signal) {
+	if p.group {
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+}
+
+// Log is what the program wrote to stderr and stdout so far.
 func (p *Process) Log() string { return p.stderr.String() }
 
 // Stop sends SIGTERM, kills the program if it still runs stopWait later,
@@ -80,15 +100,19 @@ func (p *Process) Log() string { return p.stderr.String() }
 // error says it had to be killed. Safe to call more than once.
 func (p *Process) Stop() (int, error) {
 	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		p.signal(syscall.SIGTERM)
 		t := time.NewTimer(p.stopWait)
 		defer t.Stop()
 		select {
 		case <-p.exited:
 		case <-t.C:
 			p.killed = true
-			_ = p.cmd.Process.Kill()
+			p.signal(syscall.SIGKILL)
 			<-p.exited
+		}
+		if p.group {
+			// whatever of the group outlived its leader
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		}
 	})
 	<-p.exited

@@ -2,7 +2,9 @@ package subproc
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +55,34 @@ func TestStartEndsWithTheContext(t *testing.T) {
 	_, err := Start(ctx, exec.Command("sleep", "60"), "listening on ", time.Second)
 	if err == nil || !strings.Contains(err.Error(), "not listening") {
 		t.Errorf("err = %v, want not listening", err)
+	}
+}
+
+// Stop ends what the program started too: a test that times out or stops
+// an agent leaves no grandchild running.
+func TestStopEndsTheProgramsChildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sleep 60 & echo "listening on $!"; wait`)
+	p, err := Start(context.Background(), cmd, "listening on ", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(p.Said)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Stop(); err != nil {
+		t.Errorf("Stop: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// gone, or a zombie nobody reaped yet: not running
+		raw, err := os.ReadFile("/proc/" + p.Said + "/stat")
+		if err != nil || strings.Contains(string(raw), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program's child %d still runs after Stop: %s", pid, raw)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

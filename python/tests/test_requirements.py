@@ -2,7 +2,8 @@
 
 scripts/install-python.sh installs requirements-test.txt (pytest) and
 requirements-pipecat.txt (agents/pipecat's bot, whole closure, --no-deps)
-with --require-hashes; these tests keep each file honest (every requirement an exact version with
+and requirements-livekit.txt (agents/livekit's stock agent: the rest of its
+closure, --no-deps) with --require-hashes; these tests keep each file honest (every requirement an exact version with
 a sha256 hash, each name once) and check that the environment running them
 holds those versions, so a package added by hand shows up as a failure
 rather than as a test that passes here and fails on a fresh machine.
@@ -14,7 +15,7 @@ import re
 from importlib import metadata
 from pathlib import Path
 
-REQUIREMENTS = [Path(__file__).resolve().parents[1] / name for name in ("requirements-test.txt", "requirements-pipecat.txt")]
+REQUIREMENTS = [Path(__file__).resolve().parents[1] / name for name in ("requirements-test.txt", "requirements-pipecat.txt", "requirements-livekit.txt")]
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][^\s\\]*)$")
 _HASH = re.compile(r"^--hash=sha256:[0-9a-f]{64}$")
@@ -64,9 +65,12 @@ def test_environment_has_the_pinned_versions() -> None:
 
 
 def test_files_agree_on_shared_packages() -> None:
-    test, bot = (_pins(p) for p in REQUIREMENTS)
-    for name in test.keys() & bot.keys():
-        assert test[name] == bot[name], f"{name}: {test[name]} in {REQUIREMENTS[0].name}, {bot[name]} in {REQUIREMENTS[1].name}"
+    pins = [_pins(p) for p in REQUIREMENTS]
+    for i, a in enumerate(pins):
+        for j in range(i + 1, len(pins)):
+            b = pins[j]
+            for name in a.keys() & b.keys():
+                assert a[name] == b[name], f"{name}: {a[name]} in {REQUIREMENTS[i].name}, {b[name]} in {REQUIREMENTS[j].name}"
 
 
 def test_an_unpinned_line_is_refused() -> None:

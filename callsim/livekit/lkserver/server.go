@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +34,13 @@ const (
 	EnvChild = "CALLPROOF_LIVEKIT_CHILD"
 	// ChildTimeout bounds a test run by InNamespace.
 	ChildTimeout = 90 * time.Second
+	// VethDev and VethPeer are the veth pair InNamespaceVeth adds, VethAddr
+	// the loopback address on VethDev: libwebrtc (LiveKit's Python and
+	// Node rtc SDKs) gathers no candidate on lo, but does on a 127.x
+	// address of another interface.
+	VethDev  = "lkv0"
+	VethPeer = "lkv1"
+	VethAddr = "127.0.0.2"
 	// StartTimeout bounds the server's start.
 	StartTimeout = 30 * time.Second
 	// StopTimeout bounds its stop after SIGTERM, before SIGKILL.
@@ -100,7 +108,7 @@ func freePort(t testing.TB, network string) int {
 // server skips the test, or fails it where interop.Required.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if _, err := netns.LoopbackOnly(); err != nil && os.Getenv(EnvNonLoopback) != "1" {
+	if _, err := netns.LoopbackOnly(VethDev, VethPeer); err != nil && os.Getenv(EnvNonLoopback) != "1" {
 		t.Skipf("livekit: runs inside its own network namespace (lkserver.InNamespace), or with %s=1: "+
 			"the LiveKit Go SDK gathers no loopback ICE candidate, so here its media would leave 127/8 (%v)", EnvNonLoopback, err)
 	}
@@ -147,6 +155,9 @@ logging:
 	}
 	cmd := exec.Command(bin, "--config", path)
 	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, stopped whole, and killed with the test
+	// binary when a -timeout ends it before its cleanups run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("livekit-server: %v", err)
 	}
@@ -154,11 +165,11 @@ logging:
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 		select {
 		case <-exited:
 		case <-time.After(StopTimeout):
-			_ = cmd.Process.Kill()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
 		_ = log.Close()
@@ -205,11 +216,25 @@ func (s *Server) HTTPURL() string { return strings.Replace(s.URL, "ws://", "http
 // skipped as it did), or, in that child, checks the namespace and returns
 // true: the caller runs the test's body, server and SDK participants alike
 // on the namespace's 127.0.0.1. With EnvNonLoopback=1 it returns true at
-// once: the test runs on the host.
+// once: the test runs on the host. The child has ChildTimeout.
 func InNamespace(t *testing.T) bool {
 	t.Helper()
+	return inNamespace(t, false, ChildTimeout)
+}
+
+// InNamespaceVeth is InNamespace for a test whose participants include
+// libwebrtc ones (a LiveKit Agents worker): the namespace also has the veth
+// pair VethDev–VethPeer with VethAddr on VethDev (netns.AddLoopbackVeth),
+// still loopback addresses only, and the child has timeout.
+func InNamespaceVeth(t *testing.T, timeout time.Duration) bool {
+	t.Helper()
+	return inNamespace(t, true, timeout)
+}
+
+func inNamespace(t *testing.T, veth bool, timeout time.Duration) bool {
+	t.Helper()
 	if os.Getenv(EnvChild) != "" {
-		ifs, err := netns.CheckIsolated()
+		ifs, err := netns.CheckIsolated(VethDev, VethPeer)
 		if err == nil {
 			err = netns.IPv4Only()
 		}
@@ -226,8 +251,13 @@ func InNamespace(t *testing.T) bool {
 	if err := ns.DropIPv6(); err != nil {
 		t.Fatal(err)
 	}
+	if veth {
+		if err := ns.AddLoopbackVeth(VethDev, VethPeer, VethAddr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	started := time.Now()
-	out, err := ns.Child(t.Name(), EnvChild, true, ChildTimeout)
+	out, err := ns.Child(t.Name(), EnvChild, true, timeout)
 	took := time.Since(started).Round(time.Millisecond)
 	switch {
 	case err != nil:
