@@ -1,12 +1,15 @@
 package agents
 
 import (
+	"context"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -87,5 +90,31 @@ func TestGenericSharesNoPhrasesWithGenerator(t *testing.T) {
 	assert.Contains(t, deps, "github.com/callproof/callproof/entity")
 	for _, p := range []string{"github.com/callproof/callproof/packgen", "github.com/callproof/callproof/spoken"} {
 		assert.NotContains(t, deps, p)
+	}
+}
+
+// `agent --catalogue FILE`: a call whose start carries no tools uses the
+// configured catalogue, read generically; one that carries its own uses
+// those.
+func TestConfiguredCatalogueForBareStart(t *testing.T) {
+	for _, carried := range []bool{false, true} {
+		cfg := Careful()
+		cfg.Clock = &heldClock{}
+		cfg.Catalogue = restaurantTools()
+		ctx, cancel := context.WithCancel(context.Background())
+		s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
+		e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
+		s.eng = e
+		st := &native.Start{CallID: "c1", TimeScale: 1, Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools"}}
+		want := restaurantTools()
+		if carried {
+			st.Tools.Catalog = defaultCatalog()
+			want = defaultCatalog()
+		}
+		e.frame(native.Message{Event: native.EventStart, Start: st})
+		assert.Equal(t, want, e.catalog, "start carries tools: %t", carried)
+		_, generic := e.dom.(*genericDomain)
+		assert.Equal(t, !carried, generic, "start carries the order desk's tools: %t", carried)
+		cancel()
 	}
 }
