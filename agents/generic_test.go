@@ -204,9 +204,12 @@ func orderTools() []scenarios.Tool {
 // `init --catalogue` writes, for the restaurant fixture (a domain no
 // agent of the project knows) and for the order desk's catalogue (read
 // generically), are passed by the generic careful agent and failed, in at
-// least half their scenarios, by the generic naive agent. Other seeds'
-// draws are TestGenericAgentOnRandomCatalogues' (the restaurant at seeds
-// 2 and 3 passed too, 2026-12-03).
+// least half their scenarios, by the generic naive agent. The
+// restaurant's whole pack (every kind of scenario: a small pack keeps
+// the first of each category in turn) is played by careful; naive plays
+// its small pack. Other seeds' draws are
+// TestGenericAgentOnRandomCatalogues' (the restaurant's small packs at
+// seeds 2 and 3 passed too, 2026-12-03).
 func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays generated packs")
@@ -218,10 +221,16 @@ func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	for _, pack := range []struct {
 		catalog []scenarios.Tool
 		seed    uint64
-	}{{restaurant, 1}, {orderTools(), 1}} {
+		whole   bool // careful plays the whole pack
+	}{{restaurant, 1, true}, {orderTools(), 1, false}} {
 		seed := pack.seed
-		dir := writePack(t, pack.catalog, seed, packgen.SizeSmall)
-		assertPackBites(t, careful, naive, dir, seed)
+		small := writePack(t, pack.catalog, seed, packgen.SizeSmall)
+		if pack.whole {
+			carefulPasses(t, careful, writePack(t, pack.catalog, seed, 0), seed)
+			naiveFails(t, naive, small, seed)
+			continue
+		}
+		assertPackBites(t, careful, naive, small, seed)
 	}
 }
 
@@ -230,10 +239,24 @@ func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 // loses it in at least half of them, in seed 001's shape.
 func assertPackBites(t *testing.T, careful, naive agents.Config, dir string, seed uint64) {
 	t.Helper()
+	carefulPasses(t, careful, dir, seed)
+	naiveFails(t, naive, dir, seed)
+}
+
+// carefulPasses: careful keeps its integrity in every call of the pack in
+// dir that is a verdict.
+func carefulPasses(t *testing.T, careful agents.Config, dir string, seed uint64) {
+	t.Helper()
 	for _, c := range scoredCalls(t, playPack(t, careful, dir)) {
 		s := c.Score
 		assert.True(t, s.Integrity, "seed %d: careful %s: %s %s %s %s", seed, s.Scenario, s.Outcome, s.Reason, s.Primary, failedAxes(s))
 	}
+}
+
+// naiveFails: naive loses its integrity in at least half the calls of the
+// pack in dir that are verdicts, in seed 001's shape.
+func naiveFails(t *testing.T, naive agents.Config, dir string, seed uint64) {
+	t.Helper()
 	calls := scoredCalls(t, playPack(t, naive, dir))
 	failed := 0
 	pass, prim := map[scorer.Axis]int{}, map[scorer.Bucket]int{}

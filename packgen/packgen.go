@@ -324,10 +324,13 @@ func (t *target) kinds(cats []scenarios.Category) []kind {
 
 // blindFaults answer a write that landed as if it had not (a 500), or with
 // another record, and replay that answer to a retry under the same key:
-// an agent learns that it landed only by reading the record back. (A
-// plain `status` 500 lands nothing, and an agent that takes the error at
-// its word passes it.)
-var blindFaults = map[string]bool{"status_after_commit": true, "wrong_record": true}
+// an agent learns that it landed only by reading the record back. A plain
+// `status` 500 lands nothing, but the backend replays it to the same key
+// too, and only a read showing that the write did not land lets a
+// careful agent retry under a new key (an unread 500 may have landed:
+// status_after_commit); without one the write cannot be completed
+// safely, and the scenario expects it completed.
+var blindFaults = map[string]bool{"status_after_commit": true, "wrong_record": true, "status": true}
 
 // keyOnly reports a read that needs nothing but its key.
 func keyOnly(r scenarios.Tool) bool {

@@ -44,7 +44,7 @@ var flawTargets = map[string][]string{
 	"keyless":  {"book_table-tf-drop-response", "book_table-tf-duplicate"},
 	"jumpy":    {"reschedule_booking-int-noise-cough", "reschedule_booking-int-noise-tv", "reschedule_booking-int-noise-door"},
 	"quitter":  {"reschedule_booking-tf-status", "reschedule_booking-tf-status-503-twice"},
-	"phantom":  {"book_table-tf-status", "book_table-tf-timeout", "book_table-int-noise-cough"},
+	"phantom":  {"book_table-tf-timeout", "book_table-int-noise-cough"},
 }
 
 // TestGeneratedPackCatchesEachFlaw runs `init` then `init --catalogue` on
