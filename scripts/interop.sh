@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # make interop: every third-party interop suite in full, with -race, one
 # at a time, then one line per framework, wire and configuration:
-#   interop <framework> <wire> <config>: gate holds|FAILS|skipped (integrity k/N)
-# "gate holds" is the suite's own assertions passing; integrity k/N is how
-# many of its scored calls kept their integrity, when the suite logs it
-# ("interop: integrity k/N"), else how many of its subtests passed.
+#   interop <framework> <wire> <config>: gate holds|FAILS|test FAILED|skipped (integrity k/N)
+# "gate holds" is the suite's own assertions passing and, when its calls
+# say what the release gate makes of them ("interop: gate holds|FAILS:
+# BUCKET…"), the gate holding on every call; "FAILS" with the buckets is
+# the gate failing on a call while the suite's assertions pass (a
+# configuration meant to fail: the suite checks the buckets); "test
+# FAILED" is an assertion failing. integrity k/N is how many of its
+# scored calls kept their integrity, when the suite logs it ("interop:
+# integrity k/N"), else how many of its subtests passed.
 # A missing framework is a failure here (interop.Missing), never a skip.
 # `make test` runs a subset of these suites: scripts/test.sh skips the
 # tests listed in its INTEROP_ONLY (docs/INTEROP.md, "make interop").
@@ -12,17 +17,26 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export CALLPROOF_INTEROP_REQUIRED=1
+# The Pipecat calls leave their scores here; "pipecat all wires-agree"
+# compares them across wires.
+CALLPROOF_PIPECAT_VERDICTS=$(mktemp -d)
+export CALLPROOF_PIPECAT_VERDICTS
+trap 'rm -rf "$CALLPROOF_PIPECAT_VERDICTS"' EXIT
 
 # framework wire config package -run pattern
 suites=(
 	"openai-agents twilio sdk ./agents/realtime/ ^TestInteropOpenAIAgentsTwilio$"
 	"openai-agents twilio cli ./cmd/callproof/ ^TestRunTwilioOpenAIAgent$"
 	"openai-agents twilio mcp-barge-in ./cmd/callproof/ ^TestOpenAIAgentBargeInDuringTool$"
-	"pipecat twilio cli ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^[^m]"
+	"pipecat twilio cancel-on-interruption ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^[^mn]"
+	"pipecat twilio no-cancel-on-interruption ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^no-cancel-on-interruption$"
 	"pipecat twilio mcp ./cmd/callproof/ ^TestRunTwilioPipecatBot$/^mcp-tools$"
-	"pipecat eval cli ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^m]"
+	"pipecat eval cancel-on-interruption ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^mn]"
+	"pipecat eval no-cancel-on-interruption ./cmd/callproof/ ^TestRunEvalPipecatBot$/^no-cancel-on-interruption$"
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
-	"pipecat smallwebrtc cli ./cmd/callproof/ ^TestRunWebRTCPipecatBot$"
+	"pipecat smallwebrtc cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^[^n]"
+	"pipecat smallwebrtc no-cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^no-cancel-on-interruption$"
+	"pipecat all wires-agree ./cmd/callproof/ ^TestPipecatWiresAgree$"
 	"livekit python careful ./cmd/callproof/ ^TestLiveKitStockAgent$/^careful-"
 	"livekit python flawed ./cmd/callproof/ ^TestLiveKitStockAgent$/^flawed-"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
@@ -56,10 +70,19 @@ for s in "${suites[@]}"; do
 		names=$(grep -E -- '^ *--- (PASS|FAIL|SKIP): ' "$log" | awk '{print $2, $3}')
 		count="$(awk '{st[$2] = $1} END {n = 0; k = 0; for (x in st) {leaf = 1; for (y in st) if (index(y, x "/") == 1) leaf = 0; if (leaf) {n++; if (st[x] == "PASS:") k++}} print k "/" n " subtests"}' <<<"$names")"
 	fi
+	# A suite may say what the release gate makes of its calls
+	# ("interop: gate holds", "interop: gate FAILS: BUCKET…", one line a
+	# call): a configuration meant to fail the gate passes its test.
+	gate=$(grep -oE 'interop: gate FAILS: .*' "$log" | sed -E 's/^interop: gate FAILS: //' | tr ' ' '\n' | sort -u | paste -sd, -)
+	if [ -n "$gate" ]; then
+		count="$count; buckets $gate"
+	fi
 	if [ $rc -ne 0 ]; then
-		verdict=FAILS
+		verdict="test FAILED"
 		failed=1
 		tail -n 60 "$log"
+	elif [ -n "$gate" ]; then
+		verdict=FAILS
 	elif grep -qE -- '^ *--- SKIP' "$log"; then
 		verdict="skipped ($(grep -m1 -A1 -E -- '^ *--- SKIP' "$log" | tail -n1 | sed -E 's/^\s+//'))"
 	else

@@ -214,16 +214,25 @@ async def end_call(params: FunctionCallParams):
 def tool_handler(call: dict):
     """A Pipecat function that calls the call's tool over HTTP, at the
     tools URL and token in the call's data (read when the tool runs: over
-    the eval wire they arrive once the pipeline runs)."""
+    the eval wire they arrive once the pipeline runs). As a careful
+    handler does: the write carries an Idempotency-Key (one per function
+    call: Pipecat's tool_call_id), and a write that succeeded is read back
+    (get_order) before the model hears its result, so the bot confirms
+    what the backend holds."""
 
     async def handler(params: FunctionCallParams):
         body = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
-        url = f"{call.get('toolsBaseUrl', '').rstrip('/')}/{params.function_name}"
+        base = call.get("toolsBaseUrl", "").rstrip("/")
         headers = {"Authorization": f"Bearer {call.get('toolsToken', '')}"}
         async with aiohttp.ClientSession() as s:
-            async with s.post(url, json=body, headers=headers) as r:
+            write = dict(headers, **{"Idempotency-Key": f"pipecat-{params.tool_call_id}"})
+            async with s.post(f"{base}/{params.function_name}", json=body, headers=write) as r:
                 result = await r.json(content_type=None)
                 logger.info(f"{params.function_name} {body} -> {r.status}")
+            if isinstance(result, dict) and result.get("ok") is True and "order_number" in body:
+                async with s.post(f"{base}/get_order", json={"order_number": body["order_number"]}, headers=headers) as r:
+                    result["read_back"] = await r.json(content_type=None)
+                    logger.info(f"get_order -> {r.status}")
         await params.result_callback(result)
 
     return handler

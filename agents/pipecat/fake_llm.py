@@ -18,8 +18,8 @@ so a test knows what the bot will do. On POST /v1/chat/completions
   ran yet; otherwise say --anything-else;
 - the last message neither the caller's words nor a tool result (Pipecat's
   developer note that a turn had no words it recognized, as when its
-  speech-to-text falls behind), or any request after it ended the call:
-  say nothing.
+  speech-to-text falls behind), or any request whose conversation holds
+  its end_call: say nothing.
 
 Each request and what the fake did is appended to --log as a JSON line.
 It prints "listening on http://HOST:PORT/v1" once it is serving.
@@ -85,6 +85,15 @@ def succeeded(tool_message: dict) -> bool:
     return isinstance(result, dict) and result.get("ok") is True
 
 
+def ended(messages: list[dict]) -> bool:
+    """Whether the model already called end_call in this conversation.
+    Read from the context, not kept by the fake: a test places a call
+    again (callproof run --resume) on the same fake, and the new call's
+    conversation has not ended."""
+    return any(tc.get("function", {}).get("name") == "end_call"
+               for m in messages for tc in (m.get("tool_calls") or []))
+
+
 def answered_args(messages: list[dict]) -> dict:
     """The arguments of the tool call the last tool message answers."""
     tool_id = messages[-1].get("tool_call_id")
@@ -101,11 +110,10 @@ class Fake:
         self.request_args = json.loads(args.request_args)
         self.restore_args = json.loads(args.restore_args)
         self.calls = 0
-        self.ended = False  # it called end_call
 
     def decide(self, messages: list[dict]) -> tuple[str, object]:
         last = messages[-1] if messages else {}
-        if self.ended or last.get("role") not in ("user", "tool"):
+        if ended(messages) or last.get("role") not in ("user", "tool"):
             return "nothing", None
         if last.get("role") == "tool":
             if not succeeded(last):
@@ -148,7 +156,6 @@ class Fake:
             await resp.write(self.chunk({"role": "assistant"}))
             await resp.write(self.chunk({}, "stop"))
         elif what == "say+end":
-            self.ended = True
             self.calls += 1
             tc = {"index": 0, "id": f"call_{self.calls}", "type": "function",
                   "function": {"name": "end_call", "arguments": "{}"}}

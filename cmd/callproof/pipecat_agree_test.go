@@ -1,0 +1,222 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
+)
+
+// envPipecatVerdicts names a directory where each Pipecat call placed
+// over HTTP tools (runPipecat) leaves its score, as
+// WIRE-CASE.json; scripts/interop.sh sets it for its Pipecat suites, and
+// TestPipecatWiresAgree compares what they left.
+const envPipecatVerdicts = "CALLPROOF_PIPECAT_VERDICTS"
+
+// pipecatWires are the wires the Pipecat bot answers, as run's
+// --transport names them.
+var pipecatWires = []string{transportTwilio, transportPipecatEval, transportWebRTC}
+
+// pipecatInterop logs what scripts/interop.sh reads of one call of the
+// bot (its integrity, and whether the release gate holds on it, with the
+// call's buckets and the gate's failing rules, rule:NAME, when not), and
+// leaves its score in $CALLPROOF_PIPECAT_VERDICTS
+// for TestPipecatWiresAgree.
+func pipecatInterop(t *testing.T, out, transport string, tc pipecatCase, score scorer.CallScore) {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	if score.Integrity {
+		kept = 1
+	}
+	t.Logf("interop: integrity %d/1", kept)
+	if g := harness.GateRun(saved, harness.Policy{}); g.Holds {
+		t.Logf("interop: gate holds")
+	} else {
+		why := callBuckets(score)
+		for _, r := range g.Rules {
+			if !r.Holds {
+				why = append(why, "rule:"+string(r.Rule))
+			}
+		}
+		t.Logf("interop: gate FAILS: %s", strings.Join(why, " "))
+	}
+	dir := os.Getenv(envPipecatVerdicts)
+	if dir == "" || tc.tools != "" || tc.twilioAPI {
+		return
+	}
+	b, err := json.Marshal(score)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, transport+"-"+tc.name+".json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// callBuckets is a failed call's buckets, the primary first.
+func callBuckets(s scorer.CallScore) []string {
+	var bs []string
+	if s.Primary != "" {
+		bs = append(bs, string(s.Primary))
+	}
+	for _, b := range s.Secondary {
+		bs = append(bs, string(b))
+	}
+	return bs
+}
+
+// pipecatVerdict is what must agree across wires for one call of one
+// configuration: the outcome and the five axes the ledger and the
+// timeline decide, and (compared where both wires decided it) the sixth
+// with the primary bucket.
+func pipecatVerdict(s scorer.CallScore) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", s.Outcome)
+	for _, a := range s.Axes[:5] {
+		fmt.Fprintf(&b, " %s=%s", a.Axis, a.Verdict)
+	}
+	return b.String()
+}
+
+// TestPipecatWiresAgree checks that the Pipecat bot's calls get the same
+// verdicts over Twilio Media Streams, Pipecat's eval wire (text) and
+// SmallWebRTC, call by call, for each configuration (pipecatCases):
+// outcome and axes 1-5 always, confirmation_matches_backend and the
+// primary bucket where both wires decided the sixth axis (over Twilio it
+// hangs on what pocketsphinx made of flite's words). The eval wire plays
+// text and cannot play noise: a call whose scenario has a noise step is
+// not compared over it (noisyCore lists the core suite's). It compares
+// the scores the wire suites left in $CALLPROOF_PIPECAT_VERDICTS
+// (scripts/interop.sh runs them first; a call its suite skipped or
+// failed is not compared, and that suite's line says why); without that
+// variable it places every call over every wire itself.
+// make interop only (scripts/test.sh, INTEROP_ONLY).
+func TestPipecatWiresAgree(t *testing.T) {
+	ctx, python, root := pipecatVenv(t)
+	dir := os.Getenv(envPipecatVerdicts)
+	place := dir == "" // alone: it places every call itself
+	if place {
+		dir = t.TempDir()
+		t.Setenv(envPipecatVerdicts, dir) // the WebRTC children leave theirs here too
+	}
+	noisy := noisyCore(t)
+	speech := t.TempDir()
+	var ns, self string
+	var compared atomic.Int32
+	defer func() { t.Logf("interop: %d calls compared with another wire's", compared.Load()) }()
+	for _, tc := range pipecatCases(root, `.*`) {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]scorer.CallScore{}
+			for _, wire := range pipecatWires {
+				if wire == transportPipecatEval && slices.Contains(noisy, tc.call) {
+					t.Logf("%s: not over the eval wire (text cannot play its noise)", tc.call)
+					continue
+				}
+				path := filepath.Join(dir, wire+"-"+tc.name+".json")
+				if _, err := os.Stat(path); err != nil && !place {
+					// Its suite failed (its own line says so) or skipped
+					// the call (placed four times behind real time).
+					t.Logf("%s over %s: not compared: its suite left no score", tc.name, wire)
+					continue
+				} else if err != nil {
+					switch wire {
+					case transportWebRTC:
+						if ns == "" {
+							ns = pipecatNetns(t)
+							var err error
+							if self, err = os.Executable(); err != nil {
+								t.Fatal(err)
+							}
+						}
+						runPipecatNetns(ctx, t, ns, self, tc.name)
+					default:
+						c := tc
+						c.transport = wire
+						c.show = nil // the wire's own test asserts the timeline
+						sp := speech
+						if wire == transportPipecatEval {
+							sp = ""
+						}
+						runPipecat(ctx, t, python, root, sp, c)
+					}
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%s over %s: %v", tc.name, wire, err)
+				}
+				var s scorer.CallScore
+				if err := json.Unmarshal(b, &s); err != nil {
+					t.Fatal(err)
+				}
+				got[wire] = s
+			}
+			ref, ok := got[transportTwilio]
+			if ok {
+				t.Logf("interop pipecat %s %s: %s", transportTwilio, tc.name, axesLine(ref))
+			}
+			for _, wire := range pipecatWires[1:] {
+				s, there := got[wire]
+				if !there {
+					continue
+				}
+				compared.Add(1)
+				if !ok {
+					t.Logf("interop pipecat %s %s: %s", wire, tc.name, axesLine(s))
+					continue
+				}
+				t.Logf("interop pipecat %s %s: %s", wire, tc.name, axesLine(s))
+				if a, b := pipecatVerdict(ref), pipecatVerdict(s); a != b {
+					t.Errorf("%s: %s %s, %s %s", tc.name, transportTwilio, a, wire, b)
+				}
+				if ref.Axes[5].Verdict != scorer.Unknown && s.Axes[5].Verdict != scorer.Unknown {
+					if ref.Axes[5].Verdict != s.Axes[5].Verdict || ref.Primary != s.Primary {
+						t.Errorf("%s: %s %s %q, %s %s %q", tc.name, transportTwilio, ref.Axes[5].Verdict, ref.Primary, wire, s.Axes[5].Verdict, s.Primary)
+					}
+				}
+			}
+			if e, w := got[transportPipecatEval], got[transportWebRTC]; len(e.Axes) == 6 && len(w.Axes) == 6 {
+				// Both read the bot's words from RTVI: all six axes and the bucket agree.
+				if axesLine(e) != axesLine(w) {
+					t.Errorf("%s: eval %s, webrtc %s", tc.name, axesLine(e), axesLine(w))
+				}
+			}
+		})
+	}
+}
+
+// noisyCore is the core scenarios with a noise step: what the eval wire's
+// text mode cannot play (docs/INTEROP.md, "Text mode cannot play noise").
+func noisyCore(t *testing.T) []string {
+	t.Helper()
+	core, err := scenarios.Pack("core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noisy []string
+	for _, s := range core {
+		c, err := scenarios.Compile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range c.Script.Steps {
+			if st.Do == trace.StepNoise {
+				noisy = append(noisy, s.ID)
+				break
+			}
+		}
+	}
+	return noisy
+}
