@@ -94,6 +94,7 @@ type Call struct {
 	nextOp   int
 	inflight []servedRequest // requests being served: a call has few at once
 	waiting  []*exchange     // requests before their commit (enterWait), for settle
+	lates    []*lateCommit   // late_success commits not yet recorded (landLate)
 	budget   meter
 	stalled  int                // requests whose body was still arriving when the call closed
 	late     trace.LatenessStat // how late the call's timers fired (Lateness)
@@ -310,6 +311,10 @@ var ErrClosed = errors.New("mockbackend: call closed")
 // it never blocks longer than CloseWait.
 func (c *Call) Close() {
 	c.closeOnce.Do(func() {
+		// A late commit past its delay lands before the call closes, as
+		// it did when it kept to its delay alone (the agent's hang-up, an
+		// act, cannot race it).
+		c.landLate()
 		c.mu.Lock()
 		c.closed = true
 		c.mu.Unlock()

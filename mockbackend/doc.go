@@ -22,7 +22,9 @@
 // Dropped), or tool.cancelled with no answer (the client went away). A held
 // request failed by the script, or one caught by the call closing, records
 // tool.cancelled (no commit) followed by tool.responded with the status sent.
-// Under late_success the commit (or its cancellation) follows the 202.
+// Under late_success the commit (or its cancellation) follows the 202,
+// at its delay and not before the agent's first act after the 202
+// (LateSuccessActWait).
 //
 // Only requests that authenticate for a call reach it. Anything else (no
 // token, a wrong token, another call's token, a call that is over or never

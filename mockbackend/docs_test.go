@@ -42,6 +42,7 @@ func backendDocConsts() map[string]any {
 		"mockbackend.ServerReadTimeout":          ServerReadTimeout,
 		"mockbackend.ServerIdleTimeout":          ServerIdleTimeout,
 		"mockbackend.DefaultHoldMax":             DefaultHoldMax,
+		"mockbackend.LateSuccessActWait":         LateSuccessActWait,
 		"mockbackend.maxKeyLen":                  maxKeyLen,
 		"mockbackend.DefaultMaxConnsPerCall":     DefaultMaxConnsPerCall,
 		"mockbackend.DefaultMaxHeaderBytes":      DefaultMaxHeaderBytes,

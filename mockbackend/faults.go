@@ -203,7 +203,9 @@ func (f wrongRecord) wrap(next stage) stage {
 }
 
 // lateSuccess answers 202 pending at once and commits after the delay,
-// once the 202 is out, unless the call closes first.
+// once the 202 is out, unless the call closes first. The commit also
+// waits for the agent's first act after the 202 (lateCommit), at most
+// LateSuccessActWait more.
 type lateSuccess struct{ d time.Duration }
 
 func (f lateSuccess) wrap(next stage) stage {
@@ -214,11 +216,13 @@ func (f lateSuccess) wrap(next stage) stage {
 		late := *x
 		late.ctx = x.c.ctx                    // nobody waits on the commit: only the call bounds it
 		late.after, late.ownsKey = nil, false // the 202 is what the key stores
+		lc := x.c.watchLate(x.ref)            // before the 202 is recorded
 		x.after = append(x.after, func() {
 			x.c.wg.Add(1) // the handler holds the group open, so Add is safe
 			go func() {
 				defer x.c.wg.Done()
-				if !late.wait(f.d) {
+				defer x.c.dropLate(lc)
+				if !late.wait(f.d) || !lc.waitAct(&late) {
 					at := late.emit(trace.KindToolCancelled, trace.ToolEvent{Reason: "call closed before the late commit"})
 					late.amend(func(r *LedgerRow) { r.Cancelled = ptr(at) })
 					return

@@ -153,6 +153,65 @@ func TestFaultLateSuccess(t *testing.T) {
 	require.Greater(t, *row.Committed, *row.Responded)
 }
 
+// The late commit waits, past its delay, for the agent's first act after
+// the 202, so an agent that claims the write on the 202 is always heard
+// before it lands, however late its claim is read.
+func TestFaultLateSuccessWaitsForTheAgentsAct(t *testing.T) {
+	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Delay: 10 * time.Millisecond}))
+	require.Equal(t, http.StatusAccepted, f.post("update_order", update("5590", "2026-12-03")).status)
+	time.Sleep(100 * time.Millisecond) // ten times the delay: nothing lands without an act
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolCommitted, "r1")), "committed before the agent acted")
+	// Speech already under way before the 202 is not an act; a new one is.
+	f.rec.Record(trace.SourceAgent, trace.KindAgentSpeechText, &trace.AgentSpeech{Utterance: "a1", Text: "Okay,"})
+	time.Sleep(20 * time.Millisecond)
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolCommitted, "r1")))
+	claim := f.rec.Record(trace.SourceAgent, trace.KindAgentSpeechStart, &trace.AgentSpeech{Utterance: "a2"})
+	com := waitFor(t, f.rec, kindOf(trace.KindToolCommitted, "r1"))
+	require.Greater(t, com.Seq, claim.Seq)
+	require.Equal(t, "2026-12-03", f.record("orders", "5590").Fields["delivery_date"])
+}
+
+// A request that comes once the delay has passed finds the write landed:
+// the commit is recorded before the request, never raced by it.
+func TestFaultLateSuccessLandsBeforeALaterRequest(t *testing.T) {
+	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Match: &trace.ToolMatch{Tool: "update_order"}, Delay: 10 * time.Millisecond}))
+	require.Equal(t, http.StatusAccepted, f.post("update_order", update("5590", "2026-12-03")).status)
+	time.Sleep(50 * time.Millisecond)
+	got := decodeRecord(t, f.post("get_order", map[string]any{"order_number": "5590"}))
+	require.Equal(t, "2026-12-03", got.Fields["delivery_date"], "the read found the write pending")
+	require.Less(t, seqOf(t, f, trace.KindToolCommitted, "r1"), seqOf(t, f, trace.KindToolReceived, "r2"))
+
+	// Before the delay a request is the agent's act, and the write still
+	// lands at its delay.
+	g := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Match: &trace.ToolMatch{Tool: "update_order"}, Delay: time.Hour}))
+	require.Equal(t, http.StatusAccepted, g.post("update_order", update("5590", "2026-12-03")).status)
+	got = decodeRecord(t, g.post("get_order", map[string]any{"order_number": "5590"}))
+	require.NotEqual(t, "2026-12-03", got.Fields["delivery_date"])
+}
+
+// An agent that never acts after the 202 still sees the write land,
+// LateSuccessActWait (scaled) after the delay.
+func TestFaultLateSuccessSilentAgent(t *testing.T) {
+	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Delay: 10 * time.Millisecond}))
+	f.call.SetTimeScale(0.05)
+	require.Equal(t, http.StatusAccepted, f.post("update_order", update("5590", "2026-12-03")).status)
+	resp := one(t, f.rec, kindOf(trace.KindToolResponded, "r1"))
+	com := waitFor(t, f.rec, kindOf(trace.KindToolCommitted, "r1"))
+	require.GreaterOrEqual(t, com.At-resp.At, time.Duration(float64(LateSuccessActWait)*0.05))
+}
+
+// A call that closes once the delay has passed (the agent hung up on
+// the 202, say) still gets the write: it lands before the close.
+func TestFaultLateSuccessLandsAtClose(t *testing.T) {
+	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Delay: 10 * time.Millisecond}))
+	require.Equal(t, http.StatusAccepted, f.post("update_order", update("5590", "2026-12-03")).status)
+	time.Sleep(50 * time.Millisecond)
+	f.call.Close()
+	one(t, f.rec, kindOf(trace.KindToolCommitted, "r1"))
+	require.Empty(t, find(f.rec, kindOf(trace.KindToolCancelled, "r1")))
+	require.Equal(t, "2026-12-03", f.record("orders", "5590").Fields["delivery_date"])
+}
+
 func TestFaultLateSuccessCallClosesFirst(t *testing.T) {
 	f := newFixture(t, withFaults(trace.Fault{Kind: trace.FaultLateSuccess, Delay: time.Hour}))
 	require.Equal(t, http.StatusAccepted, f.post("update_order", update("5590", "2026-12-03")).status)

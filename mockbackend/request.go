@@ -171,8 +171,10 @@ func (c *Call) handle(x *exchange, body []byte, how bodyOutcome, readErr error, 
 			x.built = &n
 		}
 	}
-	// A withdrawal already in a socket is recorded before this request.
+	// A withdrawal already in a socket is recorded before this request,
+	// and so is a late commit whose delay has passed.
 	c.settle()
+	c.landLate()
 	c.receive(x)
 
 	var rep reply
