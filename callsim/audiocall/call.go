@@ -793,13 +793,17 @@ func (c *Call) playFrame(at time.Duration) {
 	}
 	// The frames before an onset belong to the utterance it starts.
 	c.preroll = append(c.preroll, sent)
-	if len(c.preroll) > 8 {
+	if len(c.preroll) > prerollFrames {
 		c.preroll = c.preroll[1:]
 	}
 	c.mu.Unlock()
 	c.wire.Echo(reached)
 	c.Emit(fs...)
 }
+
+// prerollFrames is how many frames before the detector's onset an
+// utterance's kept audio begins.
+const prerollFrames = 8
 
 func (c *Call) keepLocked(pcm audio.PCM) {
 	if len(c.heard) < audio.Samples(orDur(c.cfg.MaxUtterance, DefaultMaxUtterance)) {
@@ -824,7 +828,10 @@ func (c *Call) endUtteranceLocked(cleared bool) []callsim.Frame {
 	if text, ok := c.ownWordsLocked(cleared); ok {
 		fs = append(fs, speechFrame(native.PhaseText, id, text))
 	} else if c.cfg.Hearing != nil && len(c.heard) > 0 && !c.ownWords {
-		pcm := forHearing(c.heard)
+		// The decoder hears the agent's samples as they came, its own
+		// silence included: silence added or cut here changed the words
+		// (docs/PERFORMANCE.md, "Recognition variance between copies").
+		pcm := append(audio.PCM(nil), c.heard...)
 		// Heard in Flush, after the script. The agent's own words may
 		// still follow the end (a WebRTC agent sends them after its last
 		// packet, and the detector may end the utterance first): they win.
