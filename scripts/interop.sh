@@ -18,10 +18,13 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 export CALLPROOF_INTEROP_REQUIRED=1
 # The Pipecat calls leave their scores here; "pipecat all wires-agree"
-# compares them across wires.
-CALLPROOF_PIPECAT_VERDICTS=$(mktemp -d)
+# compares them across wires. Set it to keep them across invocations
+# (one wire at a time, then 'pipecat all').
+if [ -z "${CALLPROOF_PIPECAT_VERDICTS:-}" ]; then
+	CALLPROOF_PIPECAT_VERDICTS=$(mktemp -d)
+	trap 'rm -rf "$CALLPROOF_PIPECAT_VERDICTS"' EXIT
+fi
 export CALLPROOF_PIPECAT_VERDICTS
-trap 'rm -rf "$CALLPROOF_PIPECAT_VERDICTS"' EXIT
 
 # framework wire config package -run pattern
 suites=(
