@@ -32,11 +32,11 @@ import (
 // lateness no harness check can see. A call costs the process little at
 // this scale (the three pack tests took 18 s of CPU in 195 s of real time
 // at six calls at once), so twelve at once keep the test's time near what
-// it was at 0.1 with eight; on 2026-12-03, under a load average of 8-17
-// from other runs, twelve failed no more often than six. The harness's lateness is
-// checked: a call whose timers ran late is harness_error
-// (harness.ReasonOverloaded), not a verdict, and is left out
-// (overloadedCall). The agent acks the offered scale as the first thing
+// it was at 0.1 with eight; on 2026-12-03, under a load average of 4-17
+// from other runs, twelve failed no more often than six (docs/PERFORMANCE.md,
+// "Generated-pack proofs"). The harness's lateness is checked: a call
+// whose timers ran late is harness_error (harness.ReasonOverloaded), not
+// a verdict, and is left out (leftOut), as is an excluded call. The agent acks the offered scale as the first thing
 // it does, so the caller waits for that ack as long as it takes
 // (genericAckWait, an ordering) rather than callsim's 300 ms, after which
 // a starved agent's call would run its caller at scale 1.
@@ -84,12 +84,14 @@ func playPack(t *testing.T, cfg agents.Config, dir string) []harness.CallResult 
 	return out
 }
 
-// overloadedCall says whether the harness left c out as overloaded (its
-// own timers ran late: harness_error, harness.ReasonOverloaded), which is
-// no verdict on the agent either way; it logs the call. Every other call
-// must have run at the offered scale: the agent acks it, and the caller
-// waits for that ack.
-func overloadedCall(t *testing.T, c harness.CallResult) bool {
+// leftOut says whether c is no verdict on the agent either way, and logs
+// it: the harness marked it overloaded (its own timers ran late:
+// harness_error, harness.ReasonOverloaded) or excluded (a required step's
+// event never came in time: on a busy machine, an agent starved past the
+// step timeout, 2.5 s of real time here, which no harness check sees).
+// Every call must have run at the offered scale: the agent acks it, and
+// the caller waits for that ack.
+func leftOut(t *testing.T, c harness.CallResult) bool {
 	t.Helper()
 	end := c.History.End()
 	require.NotNil(t, end, "%s: no call end", c.Score.Scenario)
@@ -98,21 +100,25 @@ func overloadedCall(t *testing.T, c harness.CallResult) bool {
 		return true
 	}
 	require.Equal(t, genericScale, end.TimeScale, "%s: ran at another scale (%s %s)", c.Score.Scenario, end.Outcome, end.Reason)
+	if end.Outcome == trace.OutcomeExcluded {
+		t.Logf("%s: left out, excluded: %s", c.Score.Scenario, end.Reason)
+		return true
+	}
 	return false
 }
 
-// scoredCalls are the calls of a pack that are verdicts (overloadedCall
-// leaves the others out); at least half the pack must be, or the proof
-// would say nothing.
+// scoredCalls are the calls of a pack that are verdicts (leftOut leaves
+// the others out); at least half the pack must be, or the proof would say
+// nothing.
 func scoredCalls(t *testing.T, calls []harness.CallResult) []harness.CallResult {
 	t.Helper()
 	var out []harness.CallResult
 	for _, c := range calls {
-		if !overloadedCall(t, c) {
+		if !leftOut(t, c) {
 			out = append(out, c)
 		}
 	}
-	require.GreaterOrEqual(t, 2*len(out), len(calls), "%d of %d calls overloaded: the machine is too busy for this test", len(calls)-len(out), len(calls))
+	require.GreaterOrEqual(t, 2*len(out), len(calls), "%d of %d calls left out: the machine is too busy for this test", len(calls)-len(out), len(calls))
 	return out
 }
 
@@ -257,7 +263,8 @@ func carefulPasses(t *testing.T, careful agents.Config, dir string, seed uint64)
 // pack in dir that are verdicts, in seed 001's shape.
 func naiveFails(t *testing.T, naive agents.Config, dir string, seed uint64) {
 	t.Helper()
-	calls := scoredCalls(t, playPack(t, naive, dir))
+	all := playPack(t, naive, dir)
+	calls := scoredCalls(t, all)
 	failed := 0
 	pass, prim := map[scorer.Axis]int{}, map[scorer.Bucket]int{}
 	for _, c := range calls {
@@ -276,7 +283,13 @@ func naiveFails(t *testing.T, naive agents.Config, dir string, seed uint64) {
 	t.Logf("seed %d: naive of %d: axis passes %v; primaries %v", seed, len(calls), pass, prim)
 	// Seed 001's shape (issue 23): naive hears the caller (the dialog
 	// axes pass more often than any action axis) but acts on stale or
-	// unverified values, stale tool arguments the largest bucket.
+	// unverified values, stale tool arguments the largest bucket. A shape
+	// of the whole pack: not checked when calls were left out, which a
+	// busy machine leaves out by their timing, not at random.
+	if len(calls) < len(all) {
+		t.Logf("seed %d: naive's shape not checked: %d of %d calls left out", seed, len(all)-len(calls), len(all))
+		return
+	}
 	for _, d := range []scorer.Axis{scorer.Captured, scorer.ActiveStateCorrect} {
 		for _, a := range []scorer.Axis{scorer.ToolArgsCorrect, scorer.StaleWritePrevented, scorer.BackendCorrect, scorer.ConfirmationMatchesBackend} {
 			assert.Greater(t, pass[d], pass[a], "seed %d: naive passes dialog axis %s no more often than action axis %s", seed, d, a)

@@ -47,7 +47,7 @@ func TestDocumentedFigures(t *testing.T) {
 		{sc, fmt.Sprintf("(bounded at %s", quietBound)},
 		{sc, fmt.Sprintf("fallback %dms", prepFallback.Milliseconds())},
 		{sc, fmt.Sprintf("released at the agent's first `agent.state` after the correction, or %s after it if none comes", releaseWait)},
-		{sc, "(202, lands 800ms later)"},
+		{sc, "(202, lands 800ms later, and not before the agent's first act after the 202"},
 	} {
 		if !strings.Contains(string(want.doc), want.text) {
 			t.Errorf("docs do not say %q", want.text)
