@@ -19,7 +19,8 @@ leaves the room, as LiveKit's hang-up examples do (they delete the room;
 leaving it is enough here, and callproof reads it as the hang-up).
 
 The one thing an agent changes to be tested by callproof: its tools POST
-to the call's tools URL with its bearer token, read from the job's
+to the call's tools URL with its bearer token (update_order, as a careful
+tool does, with an Idempotency-Key and its write read back), read from the job's
 metadata (callproof's start object), or from the caller's participant
 attributes (docs/INTEROP.md, "LiveKit Agents").
 
@@ -241,12 +242,21 @@ class OrderDesk(Agent):
                 logger.info("interrupting turn %s: the caller speaks", speech.id)
                 speech.interrupt()
 
-    async def _post(self, name: str, body: dict) -> str:
+    async def _write(self, name: str, body: dict, key: str) -> str:
+        """POSTs the write with an Idempotency-Key (one per function call),
+        and reads a write that succeeded back (get_order) before the model
+        hears its result, so the agent confirms what the backend holds."""
         headers = {"Authorization": f"Bearer {self._token}"}
         async with aiohttp.ClientSession() as s:
-            async with s.post(f"{self._tools_url}/{name}", json=body, headers=headers) as r:
+            async with s.post(f"{self._tools_url}/{name}", json=body,
+                              headers=dict(headers, **{"Idempotency-Key": key})) as r:
                 result = await r.json(content_type=None)
                 logger.info("%s %s -> %s", name, body, r.status)
+            if isinstance(result, dict) and result.get("ok") is True and "order_number" in body:
+                async with s.post(f"{self._tools_url}/get_order", json={"order_number": body["order_number"]},
+                                  headers=headers) as r:
+                    result["read_back"] = await r.json(content_type=None)
+                    logger.info("get_order -> %s", r.status)
         return json.dumps(result)
 
     @function_tool
@@ -266,11 +276,12 @@ class OrderDesk(Agent):
         """
         body = {"order_number": order_number, "delivery_date": delivery_date, "quantity": quantity}
         body = {k: str(v) for k, v in body.items() if v not in (None, "")}
+        key = f"livekit-{context.function_call.call_id}"
         if not self._interrupt_tools:
             # The flaw: the write runs on whatever the caller says.
             context.disallow_interruptions()
-            return await self._post("update_order", body)
-        request = asyncio.ensure_future(self._post("update_order", body))
+            return await self._write("update_order", body, key)
+        request = asyncio.ensure_future(self._write("update_order", body, key))
         self._running.add(context.speech_handle)
         try:
             await context.speech_handle.wait_if_not_interrupted([request])

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim/livekit"
 	"github.com/callproof/callproof/callsim/livekit/lkserver"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scorer"
 )
 
 // lkStockChildTimeout bounds one case's child in its namespace: the
@@ -30,7 +33,7 @@ const lkStockChildTimeout = 8 * time.Minute
 // (the agent leaving the room: `agent hung up`) and keeps the held write
 // from landing after "stop" (int-05); the flawed one
 // (--no-interrupt-tools: disallow_interruptions during the call) lets it
-// commit, failing with inflight_not_cancelled. Each case runs in a
+// commit, failing the gate with inflight_not_cancelled. Each case runs in a
 // network namespace of its own (lkserver.InNamespaceVeth: libwebrtc
 // gathers its candidate on 127.0.0.2 of a veth there). A missing python3,
 // package, server or namespace fails under make test and CI, never skips
@@ -46,6 +49,13 @@ func TestLiveKitStockAgent(t *testing.T) {
 	}
 	for _, tc := range pipecatCases(root, regexp.QuoteMeta(livekit.ReasonAgentLeft)) {
 		tc.name, tc.transport = names[tc.name], transportLiveKit
+		if tc.name == "flawed-barge-in" {
+			// Unlike Pipecat's over Twilio, this agent's pocketsphinx
+			// often hears the "stop": the fake model then puts the landed
+			// write back (r2, the restore), and backend_correct may pass.
+			// The write committed after "stop" is the flaw either way.
+			tc.show = slices.DeleteFunc(slices.Clone(tc.show), func(re string) bool { return strings.Contains(re, "backend_correct") })
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			if !lkserver.InNamespaceVeth(t, lkStockChildTimeout) {
 				return
@@ -142,23 +152,58 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 			t.Errorf("show %s: no line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
 		}
 	}
-	// One write at most: the agent did not act twice on one request.
-	for _, re := range append(tc.absent, `tool\.received +r2 `) {
+	for _, re := range tc.absent {
 		if regexp.MustCompile(re).MatchString(timeline) {
 			t.Errorf("show %s: a line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
 		}
 	}
-	score := loadScore(t, out, tc.call)
-	kept := 0
-	if score.Integrity {
-		kept = 1
+	// One write at most: the agent did not act twice on one request (its
+	// read back, get_order, is a request of its own, and so is the
+	// flawed configuration's restore of a write that landed after "stop").
+	writes := 0
+	for _, l := range regexp.MustCompile(`(?m)tool\.received +r\d+ update_order .*$`).FindAllString(timeline, -1) {
+		if tc.cancel || !strings.Contains(l, "delivery_date=2026-12-01") {
+			writes++
+		}
 	}
-	t.Logf("interop: integrity %d/1", kept) // scripts/interop.sh reads it
+	if writes > 1 {
+		t.Errorf("show %s: update_order received %d times\n%s\nthe fake model's requests:\n%s", tc.call, writes, timeline, log)
+	}
+	liveKitInterop(t, out, loadScore(t, out, tc.call))
 	// A LiveKit worker drains its jobs and exits on SIGTERM: it must not
 	// need killing.
 	if _, err := agent.Stop(); err != nil {
 		t.Errorf("agent: %v\n%s", err, tailString(p.agentLog(), 12000))
 	}
+}
+
+// liveKitInterop logs what scripts/interop.sh reads of one call: its
+// integrity, and whether the release gate holds on it (the call's
+// buckets and the gate's failing rules, rule:NAME, when not), as the
+// Pipecat calls do.
+func liveKitInterop(t *testing.T, out string, score scorer.CallScore) {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	if score.Integrity {
+		kept = 1
+	}
+	t.Logf("interop: integrity %d/1", kept)
+	g := harness.GateRun(saved, harness.Policy{})
+	if g.Holds {
+		t.Logf("interop: gate holds")
+		return
+	}
+	why := callBuckets(score)
+	for _, r := range g.Rules {
+		if !r.Holds {
+			why = append(why, "rule:"+string(r.Rule))
+		}
+	}
+	t.Logf("interop: gate FAILS: %s", strings.Join(why, " "))
 }
 
 // tailString is the last n bytes of s.
