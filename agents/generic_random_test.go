@@ -32,6 +32,7 @@ func TestGenericAgentOnRandomCatalogues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays generated packs")
 	}
+	t.Parallel() // paced by the scripts' own timing, not CPU: overlap with the other pack proofs
 	careful, naive := agents.Careful(), agents.Naive()
 	careful.Generic, naive.Generic = true, true
 	seeds := randomSeeds

@@ -163,6 +163,7 @@ func TestGenericAgentOnFamilies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays two calibration packs")
 	}
+	t.Parallel() // paced by the scripts' own timing, not CPU: overlap with the other pack proofs
 	impossible := map[string]bool{"cal-10-system-down": true}
 	for _, dir := range []string{"payments/calibration/scenarios", "../testdata/calibration/scenarios"} {
 		careful := agents.Careful()
@@ -220,6 +221,7 @@ func TestGenericAgentOnGeneratedPacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays generated packs")
 	}
+	t.Parallel() // paced by the scripts' own timing, not CPU: overlap with the other pack proofs
 	restaurant, err := scenarios.LoadCatalogFile("../toolimport/testdata/restaurant-catalogue.yaml")
 	require.NoError(t, err)
 	careful, naive := agents.Careful(), agents.Naive()
@@ -313,6 +315,7 @@ func TestGenericCarefulOnBookingsPack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a generated pack")
 	}
+	t.Parallel() // paced by the scripts' own timing, not CPU: overlap with the other pack proofs
 	data, err := os.ReadFile("../examples/tools/bookings-openai.json")
 	require.NoError(t, err)
 	parsed, _, err := toolimport.Parse(data)
