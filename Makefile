@@ -74,7 +74,8 @@ mutation:
 
 # The tests that once failed on timing, 20 times each under a CPU hog on
 # the second core, then the live-call packages 3 times, all with -race;
-# fails on any failure (scripts/stress.sh, docs/PERFORMANCE.md, Flakes).
+# fails on any failure, keeping each failing run's whole output in
+# STRESS_LOGS (scripts/stress.sh, docs/PERFORMANCE.md, Flakes).
 stress:
 	GO=$(GO) ./scripts/stress.sh
 

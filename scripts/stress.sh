@@ -2,7 +2,9 @@
 # make stress: the tests that once failed on timing, each COUNT (20) times in
 # a row with -race while a busy loop holds the second core, then the
 # live-call packages ROUNDS (3) times. Any failure fails the run; the
-# failing tests are printed and a summary line ends the output.
+# failing tests are printed, each failing run's whole output is kept in
+# STRESS_LOGS (a new temporary directory unless given) and named, and a
+# summary line ends the output.
 #   scripts/stress.sh                     everything
 #   STRESS_PACKAGES=0 scripts/stress.sh   only the named tests
 #   STRESS_TESTS='harness:TestFlawMatrixCoverage' scripts/stress.sh
@@ -43,6 +45,7 @@ echo "stress: CPU hog pid $hog"
 
 log=$(mktemp)
 trap 'stop_hog; rm -f "$log"' EXIT INT TERM
+STRESS_LOGS="${STRESS_LOGS:-}"
 runs=0
 failed=0
 failures=""
@@ -61,6 +64,12 @@ run() {
 	fails=$(grep -E '^\s*--- FAIL' "$log" | sed -E 's/^\s*--- FAIL: ([^ ]+).*/\1/' | sort | uniq -c | tr -s ' ' | paste -sd, -)
 	echo "stress: FAIL $label ($(($(date +%s) - start)) s): ${fails:-see output}"
 	grep -E '^\s*--- FAIL|^FAIL|panic:|_test.go:[0-9]+:' "$log" | head -40 | sed 's/^/    /'
+	# The 40 lines above rarely hold a differing call's timeline: keep all.
+	[ -n "$STRESS_LOGS" ] || STRESS_LOGS=$(mktemp -d -t callproof-stress.XXXXXX)
+	mkdir -p "$STRESS_LOGS"
+	kept="$STRESS_LOGS/$runs-$(printf '%s' "$label" | tr -c 'A-Za-z0-9_.-' '_').log"
+	cp "$log" "$kept"
+	echo "    whole output: $kept"
 	failures="$failures $label"
 }
 
