@@ -147,16 +147,7 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 		t.Fatalf("show: exit %d: %s", code, stderr)
 	}
 	log, _ := os.ReadFile(fakeLog)
-	for _, re := range tc.show {
-		if !regexp.MustCompile(re).MatchString(timeline) {
-			t.Errorf("show %s: no line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
-		}
-	}
-	for _, re := range tc.absent {
-		if regexp.MustCompile(re).MatchString(timeline) {
-			t.Errorf("show %s: a line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
-		}
-	}
+	assertTimelineLines(t, tc.call, timeline, tc.show, tc.absent, log)
 	// One write at most: the agent did not act twice on one request (its
 	// read back, get_order, is a request of its own, and so is the
 	// flawed configuration's restore of a write that landed after "stop").
@@ -169,7 +160,7 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 	if writes > 1 {
 		t.Errorf("show %s: update_order received %d times\n%s\nthe fake model's requests:\n%s", tc.call, writes, timeline, log)
 	}
-	liveKitInterop(t, out, loadScore(t, out, tc.call))
+	logInterop(t, out, loadScore(t, out, tc.call))
 	// A LiveKit worker drains its jobs and exits on SIGTERM: it must not
 	// need killing.
 	if _, err := agent.Stop(); err != nil {
@@ -177,11 +168,11 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 	}
 }
 
-// liveKitInterop logs what scripts/interop.sh reads of one call: its
-// integrity, and whether the release gate holds on it (the call's
-// buckets and the gate's failing rules, rule:NAME, when not), as the
-// Pipecat calls do.
-func liveKitInterop(t *testing.T, out string, score scorer.CallScore) {
+// logInterop logs what scripts/interop.sh reads of one third-party call
+// (a Pipecat bot's, the stock LiveKit agent's): its integrity, and whether
+// the release gate holds on it (the call's buckets and the gate's failing
+// rules, rule:NAME, when not).
+func logInterop(t *testing.T, out string, score scorer.CallScore) {
 	t.Helper()
 	saved, err := harness.LoadRun(out)
 	if err != nil {
@@ -204,6 +195,23 @@ func liveKitInterop(t *testing.T, out string, score scorer.CallScore) {
 		}
 	}
 	t.Logf("interop: gate FAILS: %s", strings.Join(why, " "))
+}
+
+// assertTimelineLines checks a third-party call's timeline (show's
+// output): a line matching each of show, none matching any of absent; a
+// miss prints the timeline and the fake model's requests (fakeLog).
+func assertTimelineLines(t *testing.T, call, timeline string, show, absent []string, fakeLog []byte) {
+	t.Helper()
+	for _, re := range show {
+		if !regexp.MustCompile(re).MatchString(timeline) {
+			t.Errorf("show %s: no line matching %s\n%s\nthe fake model's requests:\n%s", call, re, timeline, fakeLog)
+		}
+	}
+	for _, re := range absent {
+		if regexp.MustCompile(re).MatchString(timeline) {
+			t.Errorf("show %s: a line matching %s\n%s\nthe fake model's requests:\n%s", call, re, timeline, fakeLog)
+		}
+	}
 }
 
 // tailString is the last n bytes of s.

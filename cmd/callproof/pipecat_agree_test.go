@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
@@ -33,26 +32,7 @@ var pipecatWires = []string{transportTwilio, transportPipecatEval, transportWebR
 // for TestPipecatWiresAgree.
 func pipecatInterop(t *testing.T, out, transport string, tc pipecatCase, score scorer.CallScore) {
 	t.Helper()
-	saved, err := harness.LoadRun(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept := 0
-	if score.Integrity {
-		kept = 1
-	}
-	t.Logf("interop: integrity %d/1", kept)
-	if g := harness.GateRun(saved, harness.Policy{}); g.Holds {
-		t.Logf("interop: gate holds")
-	} else {
-		why := callBuckets(score)
-		for _, r := range g.Rules {
-			if !r.Holds {
-				why = append(why, "rule:"+string(r.Rule))
-			}
-		}
-		t.Logf("interop: gate FAILS: %s", strings.Join(why, " "))
-	}
+	logInterop(t, out, score)
 	dir := os.Getenv(envPipecatVerdicts)
 	if dir == "" || tc.tools != "" || tc.twilioAPI {
 		return

@@ -249,16 +249,7 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		t.Logf("show %s (%s tools):\n%s", tc.call, tc.tools, strings.Join(regexp.MustCompile(`(?m)^.*(tool\.|mcp: ).*$`).FindAllString(timeline, -1), "\n"))
 	}
 	log, _ := os.ReadFile(fakeLog)
-	for _, re := range tc.show {
-		if !regexp.MustCompile(re).MatchString(timeline) {
-			t.Errorf("show %s: no line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
-		}
-	}
-	for _, re := range tc.absent {
-		if regexp.MustCompile(re).MatchString(timeline) {
-			t.Errorf("show %s: a line matching %s\n%s\nthe fake model's requests:\n%s", tc.call, re, timeline, log)
-		}
-	}
+	assertTimelineLines(t, tc.call, timeline, tc.show, tc.absent, log)
 	// One write at most: the bot did not act twice on one request (its
 	// read back, get_order, is a request of its own).
 	if n := len(regexp.MustCompile(`(?m)tool\.received +r\d+ update_order `).FindAllString(timeline, -1)); n > 1 {
