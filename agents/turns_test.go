@@ -32,17 +32,7 @@ func (c *heldClock) AfterFunc(time.Duration, func()) func() bool {
 func TestTurnEndsAtLastOpenUtterance(t *testing.T) {
 	for _, cfg := range []Config{Careful(), Naive()} {
 		t.Run(cfg.Name, func(t *testing.T) {
-			cfg.Clock = &heldClock{}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
-			e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
-			s.eng = e
-			speech := func(id, phase, text string) {
-				require.False(t, e.frame(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: phase, Text: text}}))
-			}
-			e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
-				Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+			e, _, speech := startedTurnEngine(t, cfg)
 
 			speech("u1", native.PhaseOnset, "")
 			speech("u1", native.PhasePartial, "Hi, please")
@@ -93,17 +83,7 @@ func states(s *session) []*native.State {
 func TestStateReportedOncePerTurn(t *testing.T) {
 	for _, cfg := range []Config{Careful(), Naive()} {
 		t.Run(cfg.Name, func(t *testing.T) {
-			cfg.Clock = &heldClock{}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
-			e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
-			s.eng = e
-			speech := func(id, phase, text string) {
-				require.False(t, e.frame(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: phase, Text: text}}))
-			}
-			e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
-				Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+			_, s, speech := startedTurnEngine(t, cfg)
 			states(s)
 
 			speech("u1", native.PhaseOnset, "")
@@ -129,4 +109,23 @@ func TestStateReportedOncePerTurn(t *testing.T) {
 			require.Equal(t, "5519", got[0].Slots["order_number"])
 		})
 	}
+}
+
+// startedTurnEngine is an engine of cfg on a held clock, its call started
+// (tools nowhere reachable: nothing here gets that far), with the session
+// its messages go to and a way to hear one speech frame.
+func startedTurnEngine(t *testing.T, cfg Config) (*engine, *session, func(id, phase, text string)) {
+	t.Helper()
+	cfg.Clock = &heldClock{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
+	e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
+	s.eng = e
+	speech := func(id, phase, text string) {
+		require.False(t, e.frame(native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: id, Phase: phase, Text: text}}))
+	}
+	e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
+		Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+	return e, s, speech
 }

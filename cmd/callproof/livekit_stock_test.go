@@ -12,7 +12,6 @@ import (
 
 	lkagent "github.com/callproof/callproof/agents/livekit"
 	"github.com/callproof/callproof/agents/pipecat"
-	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim/livekit"
 	"github.com/callproof/callproof/callsim/livekit/lkserver"
 	"github.com/callproof/callproof/harness"
@@ -87,13 +86,7 @@ func placeLiveKitStock(ctx context.Context, t *testing.T, python, root, speech s
 	sctx, scancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer scancel()
 	p := &lkStockPlacing{fakeLog: filepath.Join(t.TempDir(), "fake.jsonl"), out: filepath.Join(t.TempDir(), "out")}
-	fake, err := pipecat.StartFake(sctx, python, root, p.fakeLog, pipecat.Script{
-		Request:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"},
-		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
-		Confirm:      realtime.OrderDeskConfirm,
-		RestoreReply: realtime.OrderDeskRestore,
-		HangUp:       tc.hangUp,
-	})
+	fake, err := pipecat.StartFake(sctx, python, root, p.fakeLog, orderDeskScript(tc.hangUp))
 	if err != nil {
 		t.Fatal(err)
 	}

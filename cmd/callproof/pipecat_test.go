@@ -168,13 +168,7 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer scancel()
 	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
-	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, pipecat.Script{
-		Request:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"},
-		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
-		Confirm:      realtime.OrderDeskConfirm,
-		RestoreReply: realtime.OrderDeskRestore,
-		HangUp:       tc.hangUp,
-	})
+	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, orderDeskScript(tc.hangUp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,4 +373,18 @@ func freeLoopbackAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	return addr
+}
+
+// orderDeskScript is what the fake model says in the third-party bots'
+// calls (the Pipecat bot's, the stock LiveKit agent's): the order desk's
+// request, its restore after a "stop", its confirmation, and end_call
+// when hangUp.
+func orderDeskScript(hangUp bool) pipecat.Script {
+	return pipecat.Script{
+		Request:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"},
+		Restore:      map[string]string{"order_number": "5590", "delivery_date": "2026-12-01"},
+		Confirm:      realtime.OrderDeskConfirm,
+		RestoreReply: realtime.OrderDeskRestore,
+		HangUp:       hangUp,
+	}
 }
