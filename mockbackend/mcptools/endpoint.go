@@ -49,7 +49,7 @@ func Handler(c *mockbackend.Call) http.Handler {
 	e := &endpoint{c: c, streams: map[string]*stream{}, sessions: map[string]map[int]context.CancelFunc{}, open: map[string]bool{}}
 	e.srv = mcp.NewServer(&mcp.Implementation{Name: "callproof-mock-backend", Version: "1"}, nil)
 	for _, sp := range c.Catalog() {
-		e.srv.AddTool(&mcp.Tool{Name: sp.Name, Description: sp.Description, InputSchema: inputSchema(sp)}, e.callTool(sp.Name, sp.Consequential))
+		e.srv.AddTool(&mcp.Tool{Name: sp.Name, Description: sp.Description, InputSchema: inputSchema(sp)}, e.callTool(sp))
 	}
 	e.h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: MaxMessageBytes,
@@ -239,10 +239,16 @@ func (e *endpoint) track(session string, cancel context.CancelFunc) func() {
 // stream cut): the SDK has nobody to send it to.
 var errNoAnswer = errors.New("mcptools: the request answers nothing")
 
-func (e *endpoint) callTool(name string, consequential bool) mcp.ToolHandler {
+func (e *endpoint) callTool(sp trace.ToolSpec) mcp.ToolHandler {
+	name := sp.Name
+	// The two arguments a consequential tool declares beside its own,
+	// unless its catalogue has an argument of that name (then it is an
+	// ordinary one, and only _meta can carry the key or the version).
+	keyArg := sp.Consequential && !declares(sp, ArgIdempotencyKey)
+	versionArg := sp.Consequential && !declares(sp, ArgStateVersion)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		tr := mockbackend.ToolRequest{Tool: name}
-		tr.Args, tr.Key, tr.StateVersion = splitArgs(req.Params.Arguments, req.Params.Meta, consequential)
+		tr.Args, tr.Key, tr.StateVersion = splitArgs(req.Params.Arguments, req.Params.Meta, keyArg, versionArg)
 		var tag string
 		if req.Extra != nil && req.Extra.Header != nil {
 			tag = req.Extra.Header.Get(streamHeader)
@@ -302,10 +308,13 @@ func (e *endpoint) cut(tag string) {
 }
 
 // splitArgs takes the idempotency key and state version out of a call's
-// arguments (consequential tools only) or _meta, drops null arguments, and
-// returns the rest as an HTTP body. Arguments that are not a JSON object are passed on as
-// they are, for the backend to refuse as it refuses such a body.
-func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []byte, key, version string) {
+// _meta and, when keyArg and versionArg say the tool declares them, out of
+// its arguments (an argument wins), drops null arguments, and returns the
+// rest as an HTTP body: the key and the version never reach the arguments
+// the backend validates, writes and records. Arguments that are not a
+// JSON object are passed on as they are, for the backend to refuse as it
+// refuses such a body.
+func splitArgs(raw json.RawMessage, meta mcp.Meta, keyArg, versionArg bool) (body []byte, key, version string) {
 	if s, ok := meta[MetaIdempotencyKey].(string); ok {
 		key = s
 	}
@@ -324,17 +333,14 @@ func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []b
 			delete(args, k)
 		}
 	}
-	if !consequential {
-		return marshalArgs(args, raw), key, version
-	}
-	if v, ok := args[ArgIdempotencyKey]; ok {
+	if v, ok := args[ArgIdempotencyKey]; ok && keyArg {
 		var s string
 		if json.Unmarshal(v, &s) == nil {
 			key = s
 			delete(args, ArgIdempotencyKey)
 		}
 	}
-	if v, ok := args[ArgStateVersion]; ok {
+	if v, ok := args[ArgStateVersion]; ok && versionArg {
 		var x any
 		if json.Unmarshal(v, &x) == nil {
 			if s := versionString(x); s != "" {
@@ -344,6 +350,11 @@ func splitArgs(raw json.RawMessage, meta mcp.Meta, consequential bool) (body []b
 		}
 	}
 	return marshalArgs(args, raw), key, version
+}
+
+// declares reports whether sp's catalogue has an argument named name.
+func declares(sp trace.ToolSpec, name string) bool {
+	return slices.ContainsFunc(sp.Args, func(a trace.ArgSpec) bool { return a.Name == name })
 }
 
 // marshalArgs writes args back as a body; raw if that fails.

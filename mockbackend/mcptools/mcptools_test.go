@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/mockbackend"
 	"github.com/callproof/callproof/mockbackend/mcptools"
+	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -64,6 +66,14 @@ func newFixture(t *testing.T, faults ...trace.Fault) *fixture {
 
 func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.Fault) *fixture {
 	t.Helper()
+	return newFixtureTools(t, orderTools(), orderRecords(), budget, faults...)
+}
+
+// newFixtureTools opens a call with the catalogue tools and the records;
+// its history starts as a run's does (call.start with both), so the
+// scorer and the gate can read it.
+func newFixtureTools(t *testing.T, tools []trace.ToolSpec, records []trace.Record, budget mockbackend.Budget, faults ...trace.Fault) *fixture {
+	t.Helper()
 	var h http.Handler
 	s := mockbackend.New(mockbackend.Options{MCP: func(c *mockbackend.Call) http.Handler {
 		h = mcptools.Handler(c)
@@ -72,7 +82,8 @@ func newFixtureBudget(t *testing.T, budget mockbackend.Budget, faults ...trace.F
 	require.NoError(t, s.Start())
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	rec := trace.NewRecorder("c1", nil)
-	c, err := s.Open(mockbackend.CallConfig{ID: "c1", Tools: orderTools(), Records: orderRecords(), Faults: faults,
+	rec.Record(trace.SourceHarness, trace.KindCallStart, &trace.CallStart{Schema: trace.SchemaVersion, ScenarioID: "s1", Tools: tools, Records: records})
+	c, err := s.Open(mockbackend.CallConfig{ID: "c1", Tools: tools, Records: records, Faults: faults,
 		Seed: 1, TimeScale: 1, Recorder: rec, Budget: budget})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
@@ -300,6 +311,95 @@ func TestIdempotentRetryCommitsOnce(t *testing.T) {
 	res, err := f.callTool(context.Background(), "update_order", update("5599", "2026-12-03", "k1"))
 	require.NoError(t, err)
 	require.True(t, res.IsError)
+}
+
+// The release gate's idempotent_retries rule reads an MCP call's key as
+// it reads the header: a retry keyed by the argument or by _meta holds it
+// (one commit, the retry replayed), an unkeyed retry breaks it twice (no
+// key, the effect committed twice).
+func TestGateReadsTheMCPKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(f *fixture) (*mcp.CallToolResult, error)
+		want []string // the rule's violations; none: it holds
+	}{
+		{"argument", func(f *fixture) (*mcp.CallToolResult, error) {
+			return f.callTool(context.Background(), "update_order", update("5590", "2026-12-03", "k1"))
+		}, nil},
+		{"meta", func(f *fixture) (*mcp.CallToolResult, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			return f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_order", Arguments: update("5590", "2026-12-03", ""),
+				Meta: mcp.Meta{mcptools.MetaIdempotencyKey: "m1"}})
+		}, nil},
+		{"keyless", func(f *fixture) (*mcp.CallToolResult, error) {
+			return f.callTool(context.Background(), "update_order", update("5590", "2026-12-03", ""))
+		}, []string{"r1 update_order sent without an Idempotency-Key", "r2 update_order sent without an Idempotency-Key", "the same effect committed 2 times"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			first, err := tc.call(f)
+			require.NoError(t, err)
+			require.False(t, first.IsError, text(t, first))
+			again, err := tc.call(f) // the retry: the same write
+			require.NoError(t, err)
+			require.False(t, again.IsError, text(t, again))
+			for _, row := range f.call.Ledger() {
+				require.Equal(t, map[string]string{"order_number": "5590", "delivery_date": "2026-12-03"}, row.Args, "the key is no argument")
+			}
+			if tc.want == nil {
+				require.Equal(t, 1, f.commits())
+				require.Len(t, f.events(trace.KindToolReplayed), 1)
+			}
+			f.rec.Record(trace.SourceHarness, trace.KindCallEnd, &trace.CallEnd{Outcome: trace.OutcomeScored})
+			h := f.rec.Close()
+			g := harness.Gate([]harness.Call{{History: h, Score: scorer.Score(h)}}, harness.Policy{})
+			require.False(t, g.Broken, g.Reason)
+			var rule harness.RuleResult
+			for _, r := range g.Rules {
+				if r.Rule == harness.RuleIdempotentRetries {
+					rule = r
+				}
+			}
+			require.Equal(t, harness.RuleIdempotentRetries, rule.Rule)
+			require.Len(t, rule.Violations, len(tc.want), "%+v", rule.Violations)
+			require.Equal(t, tc.want == nil, rule.Holds)
+			for i, w := range tc.want {
+				require.Contains(t, rule.Violations[i].Text, w)
+			}
+		})
+	}
+}
+
+// A catalogue argument named like the key or the version is the tool's
+// own: tools/list shows it as declared, a call passes it on as an
+// argument, and only _meta carries a key.
+func TestCatalogueArgumentOfTheSameName(t *testing.T) {
+	tools := []trace.ToolSpec{{Name: "book_slot", Description: "Book a slot.", Effect: trace.EffectCreate, Table: "slots", KeyArg: "slot", Consequential: true,
+		Args: []trace.ArgSpec{{Name: "slot", Type: trace.ArgString, Required: true},
+			{Name: mcptools.ArgIdempotencyKey, Type: trace.ArgString, Required: true, Description: "the vendor's own"}}}}
+	f := newFixtureTools(t, tools, nil, mockbackend.Budget{PerSecond: -1, PerCall: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	list, err := f.cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	b, _ := json.Marshal(list.Tools[0].InputSchema)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(b, &schema))
+	props := schema["properties"].(map[string]any)
+	require.Equal(t, "the vendor's own", props[mcptools.ArgIdempotencyKey].(map[string]any)["description"])
+	require.Contains(t, props, mcptools.ArgStateVersion, "the version argument is still added")
+	require.Equal(t, []any{"slot", mcptools.ArgIdempotencyKey}, schema["required"])
+
+	res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "book_slot",
+		Arguments: map[string]any{"slot": "a1", mcptools.ArgIdempotencyKey: "theirs", mcptools.ArgStateVersion: 1},
+		Meta:      mcp.Meta{mcptools.MetaIdempotencyKey: "m1"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(t, res))
+	row := f.call.Ledger()[0]
+	require.Equal(t, map[string]string{"slot": "a1", mcptools.ArgIdempotencyKey: "theirs"}, row.Args)
+	require.Equal(t, "m1", row.IdempotencyKey)
+	require.Equal(t, 1, *row.BuiltFrom)
 }
 
 func TestHoldReleaseAndFail(t *testing.T) {
