@@ -211,6 +211,9 @@ func (x *speechIndex) load(stem string) *cachedUtt {
 		return nil
 	}
 	u := &cachedUtt{key: stem, text: strings.TrimSuffix(string(txt), "\n"), frames: audio.MulawFrames(pcm), firstLoud: -1, lastLoud: -1}
+	for _, f := range u.frames {
+		canonMulaw(f)
+	}
 	u.loud = make([]bool, len(u.frames))
 	u.energy = make([]float64, len(u.frames))
 	for j, f := range u.frames {
@@ -244,6 +247,24 @@ func (x *speechIndex) addLocked(u *cachedUtt) {
 		b := levelBin(u.energy[j])
 		x.byLevel[b] = append(x.byLevel[b], frameRef{u: u, j: j})
 	}
+}
+
+// mulawNegZero is μ-law's negative zero (0x7F; 0xFF is the positive one):
+// both decode to 0, and an encoder given 0 writes 0xFF, so a frame that
+// went through 16-bit PCM on its way (a Pipecat bot's pipeline, the ear's
+// STT service, earstt) has 0xFF where the caller's encoder wrote 0x7F for
+// a sample of -1. The ear compares frames with 0x7F read as 0xFF.
+const mulawNegZero = 0x7F
+
+// canonMulaw rewrites f's negative zeros as positive ones, in place, and
+// returns it.
+func canonMulaw(f []byte) []byte {
+	for i, c := range f {
+		if c == mulawNegZero {
+			f[i] = 0xFF
+		}
+	}
+	return f
 }
 
 // mulawValue decodes one μ-law byte (a table of audio.DecodeMulaw).
@@ -449,6 +470,9 @@ func (e *ear) push(ulaw []byte) []native.Message {
 		}
 		copy(f, ulaw)
 		ulaw = f
+	}
+	if bytes.IndexByte(ulaw, mulawNegZero) >= 0 {
+		ulaw = canonMulaw(bytes.Clone(ulaw))
 	}
 	pcm := audio.DecodeMulaw(ulaw)
 	level := audio.LevelDBFS(pcm)
@@ -799,3 +823,42 @@ func (e *ear) snapshot() EarStats {
 func itoa(n int) string {
 	return strconv.Itoa(n)
 }
+
+// SpeechIndex is the ear's index of a speech cache, for an ear outside an
+// agents.Server (earstt, the ear as a streaming speech-to-text service).
+// One index serves many ears at once.
+type SpeechIndex struct{ x *speechIndex }
+
+// NewSpeechIndex indexes the speech cache in dir, with the ear's defaults
+// (DefaultMatchFloorDBFS, DefaultRescanEvery). It reads the directory at
+// once (a missing one is an empty cache, listed again on the first loud
+// frame nothing matches).
+func NewSpeechIndex(dir string) *SpeechIndex {
+	x := newSpeechIndex(dir, 0, 0)
+	x.rescan(true)
+	return &SpeechIndex{x: x}
+}
+
+// Len is the number of utterances indexed.
+func (s *SpeechIndex) Len() int { return s.x.size() }
+
+// Ear hears one stream of the caller's μ-law frames, as a reference
+// agent's ear hears a call (the SCRIPTED FAKE recognizer above: it
+// identifies only utterances in callproof's own speech cache). Not safe
+// for concurrent use.
+type Ear struct{ e *ear }
+
+// NewEar is an ear on idx with the reference agents' detector
+// (DefaultEarVAD).
+func NewEar(idx *SpeechIndex) *Ear { return &Ear{e: newEar(idx.x, audio.VADConfig{})} }
+
+// Push hears the stream's next 20 ms frame (audio.FrameSamples μ-law
+// bytes; frames are counted from the stream's first, so a stream must
+// start on the caller's frame boundary) and returns what it made: speech
+// onsets and finals (native.EventSpeech; a final's Text is "" when the ear
+// could not tell which utterance it heard) and non-speech sounds
+// (native.EventSound).
+func (e *Ear) Push(frame []byte) []native.Message { return e.e.push(frame) }
+
+// Stats is what the ear heard so far.
+func (e *Ear) Stats() EarStats { return e.e.snapshot() }

@@ -6,8 +6,12 @@ OpenAILLMService and a function registered with register_function. Only
 the services Pipecat leaves to its user are ours, each a subclass of
 Pipecat's own base class, so that the bot runs offline:
 
-- speech-to-text: PocketSphinxSTT (SegmentedSTTService), pocketsphinx from
-  PyPI with the English model its wheel carries;
+- speech-to-text (--stt): EarSTT (STTService), a streaming STT over a
+  WebSocket as a cloud STT is reached, here callproof's earstt
+  (agents/earstt: a SCRIPTED FAKE that recognizes only callproof's own
+  cached utterances, at --stt-url); or PocketSphinxSTT
+  (SegmentedSTTService), pocketsphinx from PyPI with the English model its
+  wheel carries (the default, needing nothing else);
 - text-to-speech: FliteTTS (TTSService), the flite binary;
 - the model: OpenAILLMService with base_url pointing at fake_llm.py, a
   scripted stand-in for the cloud model.
@@ -30,6 +34,7 @@ Pipecat's own MCPClient takes the call's tools from its MCP URL
 (toolsMcpUrl) with the same token.
 
     python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption] [--tools mcp]
+        [--stt ear --stt-url ws://127.0.0.1:PORT/v1/listen (callproof agent ear-stt)]
         [--twilio-api http://127.0.0.1:PORT (auto_hang_up through callproof's stub of Twilio's REST API)]
 """
 
@@ -58,7 +63,16 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.audio.vad.silero import SileroVADAnalyzer
-from pipecat.frames.frames import EndWorkerFrame, ErrorFrame, FunctionCallResultProperties, TranscriptionFrame, TTSAudioRawFrame
+from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
+    EndWorkerFrame,
+    ErrorFrame,
+    FunctionCallResultProperties,
+    StartFrame,
+    TranscriptionFrame,
+    TTSAudioRawFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
@@ -77,7 +91,7 @@ from pipecat.services.llm_service import FunctionCallParams
 from pipecat.services.mcp_service import MCPClient, StreamableHttpParameters
 from pipecat.services.openai.llm import OpenAILLMService
 from pipecat.services.settings import STTSettings, TTSSettings
-from pipecat.services.stt_service import SegmentedSTTService
+from pipecat.services.stt_service import SegmentedSTTService, STTService
 from pipecat.services.tts_service import TTSService
 from pipecat.transports.base_transport import TransportParams
 from pipecat.transports.smallwebrtc.request_handler import (
@@ -151,6 +165,79 @@ class PocketSphinxSTT(SegmentedSTTService):
         logger.info(f"heard: {text!r}")
         if text:
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601())
+
+
+class EarSTT(STTService):
+    """A streaming speech-to-text service reached over a WebSocket, as a
+    Pipecat user adds a cloud STT: every audio frame of the caller is sent
+    as it comes (16-bit PCM at the pipeline's 8 kHz), and each final
+    transcript the service sends back is pushed as a TranscriptionFrame.
+    Its server here is callproof's earstt (agents/earstt/doc.go has the
+    protocol), a SCRIPTED FAKE standing in for the cloud service: it
+    recognizes only callproof's own cached utterances, by their 20 ms
+    μ-law frames, so the caller's audio must reach it unresampled and
+    whole from the stream's start (its frames are counted from the first
+    byte sent)."""
+
+    def __init__(self, url: str, **kwargs):
+        super().__init__(settings=STTSettings(model="callproof earstt", language=Language.EN), **kwargs)
+        self._url = url
+        self._session: aiohttp.ClientSession | None = None
+        self._ws = None
+        self._reader = None
+
+    async def start(self, frame: StartFrame):
+        await super().start(frame)
+        if self.sample_rate != 8000:
+            await self.push_error(f"EarSTT: the pipeline's input is {self.sample_rate} Hz; earstt takes the caller's 8000", fatal=True)
+            return
+        self._session = aiohttp.ClientSession()
+        try:
+            self._ws = await self._session.ws_connect(f"{self._url}?encoding=linear16&sample_rate=8000&channels=1")
+        except aiohttp.ClientError as e:
+            await self.push_error(f"EarSTT: {self._url}: {e}", exception=e, fatal=True)
+            return
+        self._reader = self.create_task(self._read())
+
+    async def stop(self, frame: EndFrame):
+        await super().stop(frame)
+        await self._close()
+
+    async def cancel(self, frame: CancelFrame):
+        await super().cancel(frame)
+        await self._close()
+
+    async def _close(self):
+        if self._ws is not None and not self._ws.closed:
+            with contextlib.suppress(Exception):
+                await self._ws.send_str(json.dumps({"type": "close_stream"}))
+                await self._ws.close()
+        if self._reader is not None:
+            await self.cancel_task(self._reader)
+            self._reader = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def run_stt(self, audio: bytes):
+        if self._ws is not None and not self._ws.closed:
+            await self._ws.send_bytes(audio)
+        yield None
+
+    async def _read(self):
+        async for msg in self._ws:
+            if msg.type != aiohttp.WSMsgType.TEXT:
+                continue
+            m = json.loads(msg.data)
+            if m.get("type") == "transcript" and m.get("is_final"):
+                text = m.get("text", "")
+                logger.info(f"heard: {text!r}")
+                if text:
+                    await self.push_frame(
+                        TranscriptionFrame(text, self._user_id, time_now_iso8601(), Language.EN, result=m, finalized=True)
+                    )
+            elif m.get("type") == "speech_started":
+                logger.debug(f"speech started at {m.get('start')} s of the stream")
 
 
 class FliteTTS(TTSService):
@@ -328,7 +415,11 @@ async def run_pipeline(transport, transport_type: str, call: dict, args) -> None
     aggregators = LLMContextAggregatorPair(
         context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
     )
-    stt = await asyncio.to_thread(PocketSphinxSTT)
+    if args.stt == "ear" and transport_type != "eval":
+        stt = EarSTT(args.stt_url)
+    else:
+        stt = await asyncio.to_thread(PocketSphinxSTT)
+    logger.info(f"call {call.get('callproofCallId', '?')}: stt {type(stt).__name__}")
     pipeline = Pipeline([
         transport.input(),
         stt,
@@ -370,10 +461,15 @@ def main() -> None:
     p.add_argument("--tools", choices=["http", "mcp"], default="http",
                    help="http: update_order posts to toolsBaseUrl; mcp: Pipecat's MCPClient at toolsMcpUrl")
     p.add_argument("--voice", default="kal16", help="flite's voice")
+    p.add_argument("--stt", choices=["pocketsphinx", "ear"], default="pocketsphinx",
+                   help="pocketsphinx: open dictation in the bot; ear: callproof's earstt at --stt-url (a scripted fake cloud STT)")
+    p.add_argument("--stt-url", default="", help="--stt ear: the service's ws://HOST:PORT/v1/listen")
     p.add_argument("--twilio-api", default="",
                    help="Twilio: hang up through Twilio's REST API at this base URL (callproof run --twilio-api)")
     args = p.parse_args()
-    DECODERS.put(DECODERS.get())  # the first call finds one loaded
+    if args.stt == "ear" and not args.stt_url:
+        p.error("--stt ear needs --stt-url")
+    DECODERS.put(DECODERS.get())  # the first call finds one loaded (the eval wire's too)
     logger.remove()
     logger.add(sys.stderr, level=os.environ.get("BOT_LOG_LEVEL", "INFO"))
     webrtc = SmallWebRTCRequestHandler()

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/agents/earstt"
 	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/trace"
@@ -64,6 +65,9 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	if name == "hostile" {
 		return cmdAgentHostile(args[1:], stdout, stderr)
+	}
+	if name == "ear-stt" {
+		return cmdAgentEarSTT(args[1:], stdout, stderr)
 	}
 	if _, code, ok := c.positional(args[1:], 0); !ok {
 		return code
@@ -168,6 +172,39 @@ func toolSpecs(tools []scenarios.Tool) []trace.ToolSpec {
 		out = append(out, s)
 	}
 	return out
+}
+
+// cmdAgentEarSTT serves earstt, the scripted stand-in for a cloud STT
+// that third-party bots hear callproof's caller with (hidden: for running
+// the Pipecat bot or the stock LiveKit agent by hand, docs/INTEROP.md).
+func cmdAgentEarSTT(args []string, stdout, stderr io.Writer) int {
+	head := "usage: callproof agent ear-stt [--listen ADDR] [--speech-cache DIR]\n\n" +
+		"Serves earstt, a SCRIPTED FAKE streaming speech-to-text service (agents/earstt):\n" +
+		"it recognizes only the utterances in callproof's own speech cache.\n"
+	c := newCLI("agent ear-stt", head, stdout, stderr)
+	listen := c.String("listen", "127.0.0.1:0", "address to serve on")
+	speechCache := c.String("speech-cache", "", "the caller's speech cache, shared with callproof run (default "+agents.DefaultSpeechCache()+")")
+	if wantsHelp(args) {
+		return c.help()
+	}
+	if _, code, ok := c.positional(args, 0); !ok {
+		return code
+	}
+	if *speechCache == "" {
+		*speechCache = agents.DefaultSpeechCache()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := earstt.Start(ctx, *listen, earstt.Config{SpeechCache: *speechCache,
+		Logf: func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }})
+	if err != nil {
+		fmt.Fprintf(stderr, "callproof agent ear-stt: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "ear-stt listening on %s\n", srv.URL)
+	<-ctx.Done()
+	srv.Close()
+	return exitOK
 }
 
 // cmdAgentHostile serves a misbehaving test agent (hidden: for measuring

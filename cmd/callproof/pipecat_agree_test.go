@@ -62,10 +62,11 @@ func callBuckets(s scorer.CallScore) []string {
 // configuration: the outcome and the three axes the backend's ledger
 // decides (tool_args_correct, stale_write_prevented, backend_correct).
 // captured, active_state_correct and confirmation_matches_backend follow
-// what the bot heard, and its pocketsphinx hears the caller's audio, not
-// the eval wire's text: over audio it misses "stop" and answers otherwise
-// (docs/INTEROP.md, "The wires agree"), so those are logged, not
-// compared.
+// what the bot heard and what was heard of it: over audio the bot's STT
+// hears the caller (earstt word for word; pocketsphinx, its alternative,
+// misses "stop" and the bot answers otherwise), and over Twilio callproof
+// recognizes the bot's words from its audio (docs/INTEROP.md, "The wires
+// agree"), so those are logged, not compared.
 func pipecatVerdict(s scorer.CallScore) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", s.Outcome)

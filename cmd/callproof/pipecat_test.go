@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/agents/earstt"
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/agents/realtime"
 	"github.com/callproof/callproof/callsim/pipecateval"
@@ -182,6 +183,21 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		flags = append(flags, "--twilio-api", "http://"+addr)
 		runFlags = []string{"--twilio-api", addr}
 	}
+	transport := tc.transport
+	if transport == "" {
+		transport = transportTwilio
+	}
+	stt := pipecatSTT(transport)
+	if stt == sttEar {
+		// The bot's cloud STT: callproof's scripted stand-in, on the
+		// caller's speech cache (in this process, in the namespace if any).
+		ear, err := earstt.Start(sctx, "127.0.0.1:0", earstt.Config{SpeechCache: speech, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ear.Close()
+		flags = append(flags, "--stt", sttEar, "--stt-url", ear.URL)
+	}
 	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, tc.cancel, flags...)
 	if err != nil {
 		t.Fatal(err)
@@ -195,10 +211,6 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 
 	out := filepath.Join(t.TempDir(), "out")
 	cli := func(args ...string) (int, string, string) { return fxCLI(t, args...) }
-	transport := tc.transport
-	if transport == "" {
-		transport = transportTwilio
-	}
 	agent := bot.URL
 	if transport == transportWebRTC {
 		agent = bot.OfferURL()
@@ -256,6 +268,12 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	}
 	score := loadScore(t, out, tc.call)
 	pipecatInterop(t, out, transport, tc, score)
+	if stt != "" {
+		// What the bot's STT made of the caller's words (docs/INTEROP.md's
+		// accuracy figures).
+		heard := botHeard(bot.Log())[tc.call]
+		t.Logf("interop: stt %s %s: %s; heard %q", stt, tc.call, scoreSTT(callerSaid(t, out, tc.call), heard), heard)
+	}
 	// Over the wires that carry the bot's words (RTVI bot-output), a call
 	// in which the bot confirmed has confirmation_matches_backend decided
 	// from them, never left unknown.
@@ -265,6 +283,30 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		}
 	}
 	return score
+}
+
+// The bot's speech-to-text (bot.py --stt) over the audio wires.
+const (
+	sttEar          = "ear"          // callproof's earstt, the scripted stand-in for a cloud STT
+	sttPocketSphinx = "pocketsphinx" // open dictation in the bot
+)
+
+// envPipecatSTT, set to pocketsphinx, has the Pipecat bot hear the caller
+// with pocketsphinx over the audio wires instead of earstt (to measure it;
+// the verdicts the tests expect are the ear's).
+const envPipecatSTT = "CALLPROOF_PIPECAT_STT"
+
+// pipecatSTT is the bot's STT on transport: none over the eval wire (the
+// caller's words arrive as text), else earstt unless envPipecatSTT says
+// pocketsphinx.
+func pipecatSTT(transport string) string {
+	switch {
+	case transport == transportPipecatEval:
+		return ""
+	case os.Getenv(envPipecatSTT) == sttPocketSphinx:
+		return sttPocketSphinx
+	}
+	return sttEar
 }
 
 // confirmed reports whether the fake model's log (one JSON line per
@@ -313,8 +355,9 @@ func TestRunEvalPipecatBot(t *testing.T) {
 	// What only the eval wire shows, beside every wire's verdicts: the
 	// bot's confirmation read from its own words (axis 6 decided), its
 	// tool intent, and Pipecat's own word on the cancellation. The fake,
-	// hearing the stop words exactly here (over Twilio pocketsphinx never
-	// does), has nothing to put back: no write landed.
+	// hearing the stop words exactly here (as over audio with earstt;
+	// pocketsphinx never heard them), has nothing to put back: no write
+	// landed.
 	more := map[string][]string{
 		"confirms":                  {`(?m)^  confirmation_matches_backend +pass$`, `agent\.tool_intent +update_order`},
 		"hangs-up":                  {`(?m)^  confirmation_matches_backend +pass$`},

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/spoken"
+	"github.com/callproof/callproof/trace"
+)
+
+// What a third-party bot's speech-to-text made of the caller's words, for
+// docs/INTEROP.md's accuracy figures: the bot logs "call ID: …" when a call
+// starts and "heard: 'TEXT'" for each transcript (bot.py, agent.py), and
+// the call's history holds what the caller said.
+
+var (
+	botCallLine  = regexp.MustCompile(`call (\S+): stt `)
+	botHeardLine = regexp.MustCompile(`heard: (.*)$`)
+)
+
+// botHeard splits a bot's log by call: the transcripts of each call's last
+// placement (the calls ran one at a time), in order.
+func botHeard(log string) map[string][]string {
+	out := map[string][]string{}
+	call := ""
+	for _, line := range strings.Split(log, "\n") {
+		if m := botCallLine.FindStringSubmatch(line); m != nil {
+			call = m[1]
+			out[call] = []string{} // a placement again: its last one counts
+			continue
+		}
+		if m := botHeardLine.FindStringSubmatch(line); m != nil && call != "" {
+			if t := pyString(strings.TrimSpace(m[1])); t != "" {
+				out[call] = append(out[call], t)
+			}
+		}
+	}
+	return out
+}
+
+// pyString reads a Python repr of a str ('…' or "…").
+func pyString(s string) string {
+	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {
+		s = s[1 : len(s)-1]
+	}
+	return strings.NewReplacer(`\'`, `'`, `\"`, `"`, `\\`, `\`).Replace(s)
+}
+
+// callerSaid is what the caller said in call's history, utterance by
+// utterance.
+func callerSaid(t *testing.T, out, call string) []string {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, h := range saved.Histories {
+		if h.Call != call {
+			continue
+		}
+		for _, e := range h.Events {
+			if cs, ok := e.Data.(*trace.CallerSpeech); ok && e.Kind == trace.KindCallerSpeechFinal {
+				said = append(said, cs.Text)
+			}
+		}
+	}
+	return said
+}
+
+var (
+	digitsRe = regexp.MustCompile(`\d+`)
+	notWord  = regexp.MustCompile(`[^a-z' ]+`)
+)
+
+// sttWords is an utterance as words a recognizer writes: lower case, no
+// punctuation, numbers in words ("5590": "five thousand five hundred
+// ninety", as flite says it).
+func sttWords(s string) []string {
+	s = digitsRe.ReplaceAllStringFunc(s, func(d string) string {
+		n, err := strconv.Atoi(d)
+		if err != nil || n > 999999 {
+			return d
+		}
+		return " " + spoken.InWords(n, false) + " "
+	})
+	s = strings.ReplaceAll(strings.ToLower(s), "-", " ")
+	return strings.Fields(notWord.ReplaceAllString(s, " "))
+}
+
+// sttScore compares what a call's caller said with what the bot heard:
+// the utterances heard word for word (their words a run of the heard
+// words, so a recognizer that cuts an utterance in segments is not
+// penalized for it) and the word errors (edit distance between all the
+// words said and all heard) over the words said.
+type sttScore struct {
+	Utterances, Exact int
+	Words, Errors     int
+}
+
+func (s *sttScore) add(o sttScore) {
+	s.Utterances += o.Utterances
+	s.Exact += o.Exact
+	s.Words += o.Words
+	s.Errors += o.Errors
+}
+
+func (s sttScore) String() string {
+	pct := 0.0
+	if s.Words > 0 {
+		pct = 100 * float64(s.Errors) / float64(s.Words)
+	}
+	return fmt.Sprintf("%d/%d utterances heard word for word, word errors %d/%d (%.1f%%)", s.Exact, s.Utterances, s.Errors, s.Words, pct)
+}
+
+func scoreSTT(said, heard []string) sttScore {
+	var all, got []string
+	for _, h := range heard {
+		got = append(got, sttWords(h)...)
+	}
+	joined := " " + strings.Join(got, " ") + " "
+	s := sttScore{Utterances: len(said)}
+	for _, u := range said {
+		w := sttWords(u)
+		all = append(all, w...)
+		if len(w) > 0 && strings.Contains(joined, " "+strings.Join(w, " ")+" ") {
+			s.Exact++
+		}
+	}
+	s.Words, s.Errors = len(all), editDistance(all, got)
+	return s
+}
+
+// editDistance is the word-level Levenshtein distance.
+func editDistance(a, b []string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func TestScoreSTT(t *testing.T) {
+	said := []string{"Hi, I'd like to change the delivery date on order 5590 to December 3.", "Wait, stop, don't change anything."}
+	s := scoreSTT(said, said)
+	if s.Exact != 2 || s.Errors != 0 || s.Words != 23 {
+		t.Errorf("the same words: %+v", s)
+	}
+	s = scoreSTT(said, []string{"i i'd like to change the delivery date on order five thousand five hundred ninety eight and amber heard", "way to", "of both"})
+	if s.Exact != 0 || s.Errors == 0 {
+		t.Errorf("pocketsphinx's: %+v", s)
+	}
+	s = scoreSTT(said[1:], []string{"wait stop", "don't change anything"})
+	if s.Exact != 1 || s.Errors != 0 {
+		t.Errorf("in segments: %+v", s)
+	}
+	heard := botHeard("x\ncall int-05: stt EarSTT\nheard: 'a'\ncall int-05: stt EarSTT\nheard: \"don't\"\nheard: ''\ncall int-06: stt EarSTT\n")
+	if got := fmt.Sprint(heard); got != "map[int-05:[don't] int-06:[]]" {
+		t.Errorf("botHeard: %s", got)
+	}
+}
