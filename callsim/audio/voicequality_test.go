@@ -98,27 +98,6 @@ func onlyNumbers(words []string) []string {
 	return out
 }
 
-// wordErrors is the edit distance between reference and hypothesis words.
-func wordErrors(ref, hyp []string) int {
-	prev := make([]int, len(hyp)+1)
-	cur := make([]int, len(hyp)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ref); i++ {
-		cur[0] = i
-		for j := 1; j <= len(hyp); j++ {
-			sub := prev[j-1]
-			if ref[i-1] != hyp[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(hyp)]
-}
-
 func TestWordErrors(t *testing.T) {
 	tests := []struct {
 		ref, hyp string
@@ -133,7 +112,7 @@ func TestWordErrors(t *testing.T) {
 		{"a b", "", 2},
 	}
 	for _, tt := range tests {
-		if got := wordErrors(foldWords(tt.ref), foldWords(tt.hyp)); got != tt.want {
+		if got := WordErrors(foldWords(tt.ref), foldWords(tt.hyp)); got != tt.want {
 			t.Errorf("%q vs %q: %d errors, want %d", tt.ref, tt.hyp, got, tt.want)
 		}
 	}
@@ -306,9 +285,9 @@ func TestVoiceQuality(t *testing.T) {
 				}
 				hyp := strings.Join(strings.Fields(string(out)), " ")
 				ref, got := foldWords(confirmationSentences[j.sentence]), foldWords(hyp)
-				e := wordErrors(ref, got)
+				e := WordErrors(ref, got)
 				refNum := onlyNumbers(ref)
-				ne := wordErrors(refNum, onlyNumbers(got))
+				ne := WordErrors(refNum, onlyNumbers(got))
 				mu.Lock()
 				k := [2]string{j.voice, j.col}
 				results[k] = append(results[k], result{e, len(ref), ne, len(refNum), e == 0, hyp})

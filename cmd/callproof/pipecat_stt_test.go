@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/callproof/callproof/callsim/audio"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/spoken"
 	"github.com/callproof/callproof/trace"
@@ -131,29 +132,8 @@ func scoreSTT(said, heard []string) sttScore {
 			s.Exact++
 		}
 	}
-	s.Words, s.Errors = len(all), editDistance(all, got)
+	s.Words, s.Errors = len(all), audio.WordErrors(all, got)
 	return s
-}
-
-// editDistance is the word-level Levenshtein distance.
-func editDistance(a, b []string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func TestScoreSTT(t *testing.T) {
