@@ -55,6 +55,9 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	catalogue := c.String("catalogue", "", "a catalogue file (callproof init's form): the tools of calls whose start carries none; implies --generic")
 	generic := c.Bool("generic", false, "read every call through its catalogue, the order desk's too")
 	noSelfReports := c.Bool("no-self-reports", false, "webrtc: send no state, tool intents or ack on the data channel (as a Twilio bot cannot)")
+	if len(args) > 0 && args[0] == "ear-stt" { // its own flags and help
+		return cmdAgentEarSTT(args[1:], stdout, stderr)
+	}
 	if wantsHelp(args) {
 		return c.help()
 	}
@@ -65,9 +68,6 @@ func cmdAgent(args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	if name == "hostile" {
 		return cmdAgentHostile(args[1:], stdout, stderr)
-	}
-	if name == "ear-stt" {
-		return cmdAgentEarSTT(args[1:], stdout, stderr)
 	}
 	if _, code, ok := c.positional(args[1:], 0); !ok {
 		return code
