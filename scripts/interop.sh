@@ -42,6 +42,7 @@ suites=(
 	"pipecat all wires-agree ./cmd/callproof/ ^TestPipecatWiresAgree$"
 	"livekit python careful ./cmd/callproof/ ^TestLiveKitStockAgent$/^careful-"
 	"livekit python flawed ./cmd/callproof/ ^TestLiveKitStockAgent$/^flawed-"
+	"livekit python mcp ./cmd/callproof/ ^TestLiveKitStockAgent$/^mcp-tools$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
 	"callproof-careful twilio audio-only-load ./cmd/callproof/ ^TestLoadAudioOnlyAgent$"

@@ -59,7 +59,7 @@ INTEROP_ONLY=(
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'
 	'^TestOpenAIAgentBargeInDuringTool$'
-	'^TestLiveKitStockAgent$/^(careful-confirms|careful-hangs-up)$'
+	'^TestLiveKitStockAgent$/^(careful-confirms|careful-hangs-up|mcp-tools)$'
 )
 INTEROP_TESTS=${INTEROP_TESTS-$(IFS='|'; echo "${INTEROP_ONLY[*]}")}
 # Packages whose tests place no call in real time: make test runs them two

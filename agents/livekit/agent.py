@@ -24,8 +24,13 @@ tool does, with an Idempotency-Key and its write read back), read from the job's
 metadata (callproof's start object), or from the caller's participant
 attributes (docs/INTEROP.md, "LiveKit Agents").
 
-Two configurations of update_order, the tool whose write callproof holds
-while the caller barges in (core scenario int-05):
+With --tools mcp the agent has no tool code but end_call: LiveKit's own
+MCPToolset takes the call's tools from its MCP URL (the start object's
+tools.mcpUrl) with the same token (mcp_tools below).
+
+Two configurations of update_order (or, over MCP, of every tool listed),
+the tool whose write callproof holds while the caller barges in (core
+scenario int-05):
 
 - careful (the default): the tool waits for its request only while the
   turn is not interrupted (SpeechHandle.wait_if_not_interrupted), and the
@@ -39,7 +44,7 @@ threshold is off and its load is the calls it runs, not the machine's
 CPU: LiveKit's defaults refuse jobs on a machine as busy as a test's
 (the worker above 0.7, the server at 1). Run it as LiveKit's examples run:
 
-    python agent.py --llm-url http://127.0.0.1:PORT/v1 [--no-interrupt-tools] [--agent-name NAME] start
+    python agent.py --llm-url http://127.0.0.1:PORT/v1 [--no-interrupt-tools] [--tools mcp] [--agent-name NAME] start
 
 with LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET in the
 environment. It prints "registered NAME" on stdout once the server has
@@ -58,6 +63,8 @@ import sys
 import tempfile
 import threading
 import wave
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 from pocketsphinx import Decoder
@@ -65,6 +72,7 @@ from pocketsphinx import Decoder
 from livekit import rtc
 from livekit.agents import (
     DEFAULT_API_CONNECT_OPTIONS,
+    mcp,
     Agent,
     AgentServer,
     AgentSession,
@@ -77,6 +85,7 @@ from livekit.agents import (
     cli,
     function_tool,
     get_job_context,
+    llm,
     stt,
     tts,
     utils,
@@ -98,6 +107,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--no-interrupt-tools", dest="interrupt_tools", action="store_false",
                    help="the flawed configuration: update_order disallows interruptions")
     p.add_argument("--voice", default="kal16", help="flite's voice")
+    p.add_argument("--tools", choices=["http", "mcp"], default="http",
+                   help="http: update_order posts to the call's tools URL; mcp: LiveKit's MCPToolset on its MCP URL")
     args, rest = p.parse_known_args()
     sys.argv = [sys.argv[0], *rest]
     return args
@@ -222,25 +233,76 @@ class FliteStream(tts.ChunkedStream):
         output_emitter.flush()
 
 
-class OrderDesk(Agent):
-    """The agent: changes orders with update_order, a function tool that
-    calls the call's tool over HTTP."""
+class Guard:
+    """How a tool call meets the caller barging in, in either
+    configuration (careful: interrupt_tools), for the tools over HTTP and
+    over MCP alike."""
 
-    def __init__(self, tools_url: str, token: str, interrupt_tools: bool) -> None:
-        super().__init__(instructions="You change orders with update_order.")
-        self._tools_url = tools_url.rstrip("/")
-        self._token = token
-        self._interrupt_tools = interrupt_tools
+    def __init__(self, interrupt_tools: bool) -> None:
+        self.interrupt_tools = interrupt_tools
         # the turns whose tool calls are running: the session's current
         # speech is None once a turn's words are generated, its tools
         # still running, so the barge-in finds them here
         self._running: set[SpeechHandle] = set()
 
-    def interrupt_tool_calls(self) -> None:
+    def interrupt(self) -> None:
+        """The caller started to speak: interrupt the turns whose tool
+        calls are running."""
         for speech in list(self._running):
             if not speech.interrupted and speech.allow_interruptions:
                 logger.info("interrupting turn %s: the caller speaks", speech.id)
                 speech.interrupt()
+
+    async def run(self, context: RunContext, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """Runs a tool's request: careful, only while its turn is not
+        interrupted (the request is cancelled, its connection closed, when
+        the caller barges in); flawed, with the turn's interruptions
+        disallowed, so it runs on through "stop"."""
+        if not self.interrupt_tools:
+            # The flaw: the write runs on whatever the caller says.
+            context.disallow_interruptions()
+            return await call()
+        request = asyncio.ensure_future(call())
+        self._running.add(context.speech_handle)
+        try:
+            await context.speech_handle.wait_if_not_interrupted([request])
+        finally:
+            self._running.discard(context.speech_handle)
+        if not request.done():
+            # The caller barged in: give the write up (its connection
+            # closes) rather than let it land after "stop".
+            request.cancel()
+            await asyncio.gather(request, return_exceptions=True)
+            logger.info("%s cancelled: the caller interrupted", what)
+            return json.dumps({"ok": False, "error": "cancelled: the caller interrupted"})
+        return request.result()
+
+
+class Desk(Agent):
+    """The agent: end_call, and the tools it is given (over MCP)."""
+
+    def __init__(self, guard: Guard, tools: list | None = None) -> None:
+        super().__init__(instructions="You change orders with update_order.", tools=tools or [])
+        self.guard = guard
+
+    @function_tool
+    async def end_call(self, context: RunContext) -> None:
+        """Hang up, once the caller has what they called for."""
+        # The words said with this call first, then leave the room: to
+        # callproof, the agent leaving is its hang-up.
+        await context.wait_for_playout()
+        logger.info("ending the call: leaving the room")
+        await get_job_context().room.disconnect()
+
+
+class OrderDesk(Desk):
+    """The agent with its tools over HTTP: update_order, a function tool
+    that calls the call's tool."""
+
+    def __init__(self, guard: Guard, tools_url: str, token: str) -> None:
+        super().__init__(guard)
+        self._tools_url = tools_url.rstrip("/")
+        self._token = token
 
     async def _write(self, name: str, body: dict, key: str) -> str:
         """POSTs the write with an Idempotency-Key (one per function call),
@@ -277,34 +339,41 @@ class OrderDesk(Agent):
         body = {"order_number": order_number, "delivery_date": delivery_date, "quantity": quantity}
         body = {k: str(v) for k, v in body.items() if v not in (None, "")}
         key = f"livekit-{context.function_call.call_id}"
-        if not self._interrupt_tools:
-            # The flaw: the write runs on whatever the caller says.
-            context.disallow_interruptions()
-            return await self._write("update_order", body, key)
-        request = asyncio.ensure_future(self._write("update_order", body, key))
-        self._running.add(context.speech_handle)
-        try:
-            await context.speech_handle.wait_if_not_interrupted([request])
-        finally:
-            self._running.discard(context.speech_handle)
-        if not request.done():
-            # The caller barged in: give the write up (its connection
-            # closes) rather than let it land after "stop".
-            request.cancel()
-            await asyncio.gather(request, return_exceptions=True)
-            logger.info("update_order %s cancelled: the caller interrupted", body)
-            return json.dumps({"ok": False, "error": "cancelled: the caller interrupted"})
-        return request.result()
+        return await self.guard.run(context, f"update_order {body}",
+                                    lambda: self._write("update_order", body, key))
 
 
-    @function_tool
-    async def end_call(self, context: RunContext) -> None:
-        """Hang up, once the caller has what they called for."""
-        # The words said with this call first, then leave the room: to
-        # callproof, the agent leaving is its hang-up.
-        await context.wait_for_playout()
-        logger.info("ending the call: leaving the room")
-        await get_job_context().room.disconnect()
+# How long a tool call over MCP may take. LiveKit's default (5 s) is as
+# long as core int-05 holds its write: at the default the client's timeout
+# raced the backend's commit, sending notifications/cancelled just after
+# the write had landed (or, were it first, withdrawing it), and the flawed
+# configuration's verdict would hang on that race.
+MCP_TIMEOUT = 30.0
+
+
+async def mcp_tools(url: str, token: str, guard: Guard) -> tuple[list[llm.RawFunctionTool], mcp.MCPToolset]:
+    """The call's tools over MCP: LiveKit's own MCPToolset on the call's
+    MCP URL with its bearer token, no tool code. Each tool it lists is
+    offered as it is but for the configuration's barge-in policy
+    (Guard.run), the one thing LiveKit leaves to the agent's author. The
+    toolset is the caller's to close."""
+    toolset = mcp.MCPToolset(id="callproof", mcp_server=mcp.MCPServerHTTP(
+        url=url, transport_type="streamable_http", headers={"Authorization": f"Bearer {token}"},
+        client_session_timeout_seconds=MCP_TIMEOUT,
+    ))
+    await toolset.setup()
+
+    def guarded(tool: llm.RawFunctionTool) -> llm.RawFunctionTool:
+        name = tool.info.name
+
+        async def run(raw_arguments: dict[str, object], context: RunContext) -> Any:
+            return await guard.run(context, f"{name} {raw_arguments}", lambda: tool(raw_arguments=raw_arguments))
+
+        return function_tool(run, raw_schema=tool.info.raw_schema)
+
+    tools = [guarded(t) for t in toolset.tools if isinstance(t, llm.RawFunctionTool)]
+    logger.info("MCP tools: %s", [t.info.name for t in tools])
+    return tools, toolset
 
 
 def call_data(ctx: JobContext) -> dict:
@@ -344,12 +413,13 @@ async def entrypoint(ctx: JobContext) -> None:
     await ctx.connect()
     call = call_data(ctx)
     tools = call.get("tools") or {}
-    tools_url, token = tools.get("baseUrl", ""), tools.get("token", "")
+    tools_url, token, mcp_url = tools.get("baseUrl", ""), tools.get("token", ""), tools.get("mcpUrl", "")
     if not tools_url:  # or from the caller's attributes
         caller = await ctx.wait_for_participant()
         tools_url = caller.attributes.get("callproof.tools_url", "")
         token = caller.attributes.get("callproof.token", "")
-    logger.info("call %s: tools at %s", call.get("callId", "?"), tools_url)
+        mcp_url = caller.attributes.get("callproof.mcp_url", "")
+    logger.info("call %s: tools at %s", call.get("callId", "?"), mcp_url if ARGS.tools == "mcp" else tools_url)
 
     session = AgentSession(
         vad=ctx.proc.userdata["vad"],
@@ -362,15 +432,21 @@ async def entrypoint(ctx: JobContext) -> None:
             "preemptive_generation": {"enabled": False},
         },
     )
-    agent = OrderDesk(tools_url, token, ARGS.interrupt_tools)
+    guard = Guard(ARGS.interrupt_tools)
+    if ARGS.tools == "mcp":
+        mcp_list, toolset = await mcp_tools(mcp_url, token, guard)
+        ctx.add_shutdown_callback(toolset.aclose)
+        agent: Desk = Desk(guard, mcp_list)
+    else:
+        agent = OrderDesk(guard, tools_url, token)
     if ARGS.interrupt_tools:
 
         @session.on("user_state_changed")
         def _on_user_state(ev: UserStateChangedEvent) -> None:
             # The caller starting to speak interrupts the turn whose tool
-            # call is running (update_order then gives its write up).
+            # call is running (the tool then gives its request up).
             if ev.new_state == "speaking":
-                agent.interrupt_tool_calls()
+                guard.interrupt()
 
     await session.start(agent=agent, room=ctx.room)
 

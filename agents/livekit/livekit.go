@@ -27,6 +27,10 @@ type Config struct {
 	// InterruptTools false is the flawed configuration
 	// (--no-interrupt-tools: update_order disallows interruptions).
 	InterruptTools bool
+	// MCP gives the agent its tools over MCP (--tools mcp: LiveKit's
+	// MCPToolset on the call's MCP URL) instead of its update_order over
+	// HTTP.
+	MCP bool
 }
 
 // Agent is the running agent. Log and Stop (SIGTERM to its process group,
@@ -43,6 +47,9 @@ func Start(ctx context.Context, python, root, url, apiKey, apiSecret, llmURL str
 	args := []string{"-W", "ignore::DeprecationWarning", "agent.py", "--llm-url", llmURL, "--agent-name", AgentName}
 	if !c.InterruptTools {
 		args = append(args, "--no-interrupt-tools")
+	}
+	if c.MCP {
+		args = append(args, "--tools", "mcp")
 	}
 	cmd := exec.Command(python, append(args, "start", "--log-level", "info")...)
 	cmd.Dir = filepath.Join(root, "agents", "livekit")

@@ -75,11 +75,15 @@ def landed(messages: list[dict]) -> bool:
 def succeeded(tool_message: dict) -> bool:
     """A tool result the backend answered with ok (not Pipecat's note that
     the call was cancelled or failed). Over MCP the result is the answer's
-    text, which Pipecat encodes once more: a JSON string holding it."""
+    text, which Pipecat encodes once more: a JSON string holding it; and
+    LiveKit's MCPToolset passes the answer's content item itself, a JSON
+    object whose "text" holds it."""
     try:
         result = json.loads(tool_message.get("content") or "")
         if isinstance(result, str):
             result = json.loads(result)
+        if isinstance(result, dict) and result.get("type") == "text" and isinstance(result.get("text"), str):
+            result = json.loads(result["text"])
     except (TypeError, ValueError):
         return False
     return isinstance(result, dict) and result.get("ok") is True

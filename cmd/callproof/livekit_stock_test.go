@@ -36,17 +36,51 @@ const lkStockChildTimeout = 8 * time.Minute
 // network namespace of its own (lkserver.InNamespaceVeth: libwebrtc
 // gathers its candidate on 127.0.0.2 of a veth there). A missing python3,
 // package, server or namespace fails under make test and CI, never skips
-// (-short skips). make test runs the two barge-ins; INTEROP_ONLY leaves
-// the others to make interop. docs/INTEROP.md, "LiveKit Agents".
+// (-short skips). mcp-tools places the calls of the three that use a
+// catalogue tool again, each with the agent's tools over HTTP and then over
+// MCP (--tools mcp), and compares the two (compareLiveKitMCP). make test
+// runs the two barge-ins; INTEROP_ONLY leaves the others to make interop.
+// docs/INTEROP.md, "LiveKit Agents".
 func TestLiveKitStockAgent(t *testing.T) {
 	_, _, root := pipecatVenv(t) // installed once, before the children
+	cases := liveKitStockCases(root)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !lkserver.InNamespaceVeth(t, lkStockChildTimeout) {
+				return
+			}
+			ctx, python, root := pipecatVenv(t)
+			out, score := runLiveKitStock(ctx, t, python, root, tc)
+			logInterop(t, out, score)
+		})
+	}
+	t.Run("mcp-tools", func(t *testing.T) {
+		for _, tc := range cases {
+			if tc.hangUp {
+				continue // the "confirms" call: only end_call, not a catalogue tool, differs
+			}
+			t.Run(tc.name, func(t *testing.T) {
+				if !lkserver.InNamespaceVeth(t, 2*lkStockChildTimeout) {
+					return
+				}
+				ctx, python, root := pipecatVenv(t)
+				compareLiveKitMCP(ctx, t, python, root, tc)
+			})
+		}
+	})
+}
+
+// liveKitStockCases are the Pipecat bot's calls and verdicts
+// (pipecatCases), named for the stock agent's configurations.
+func liveKitStockCases(root string) []pipecatCase {
 	names := map[string]string{
 		"confirms":                  "careful-confirms",
 		"hangs-up":                  "careful-hangs-up",
 		"cancel-on-interruption":    "careful-barge-in",
 		"no-cancel-on-interruption": "flawed-barge-in",
 	}
-	for _, tc := range pipecatCases(root, regexp.QuoteMeta(livekit.ReasonAgentLeft)) {
+	cases := pipecatCases(root, regexp.QuoteMeta(livekit.ReasonAgentLeft))
+	for i, tc := range cases {
 		tc.name, tc.transport = names[tc.name], transportLiveKit
 		if tc.name == "flawed-barge-in" {
 			// Unlike Pipecat's over Twilio, this agent's pocketsphinx
@@ -55,14 +89,61 @@ func TestLiveKitStockAgent(t *testing.T) {
 			// The write committed after "stop" is the flaw either way.
 			tc.show = slices.DeleteFunc(slices.Clone(tc.show), func(re string) bool { return strings.Contains(re, "backend_correct") })
 		}
-		t.Run(tc.name, func(t *testing.T) {
-			if !lkserver.InNamespaceVeth(t, lkStockChildTimeout) {
-				return
-			}
-			ctx, python, root := pipecatVenv(t)
-			runLiveKitStock(ctx, t, python, root, tc)
-		})
+		cases[i] = tc
 	}
+	return cases
+}
+
+// compareLiveKitMCP places tc's call on the agent with its tools over
+// HTTP and then over MCP (--tools mcp: LiveKit's MCPToolset on the call's
+// MCP URL, no tool code), with the same expectations, and checks that the
+// two score alike (sameVerdicts: the five axes decided by the ledger and
+// the timeline, and the primary bucket when the sixth agrees; for the
+// flawed call, the axes its tool decides and inflight_not_cancelled among
+// the buckets). Both in one child, so that both meet the same minute of
+// the shared machine.
+func compareLiveKitMCP(ctx context.Context, t *testing.T, python, root string, tc pipecatCase) {
+	_, h := runLiveKitStock(ctx, t, python, root, tc)
+	mc := tc
+	mc.tools = "mcp"
+	mc.show = append(slices.Clone(tc.show), liveKitMCPNotes[tc.name]...)
+	if len(liveKitMCPNotes[tc.name]) == 0 {
+		mc.absent = append(slices.Clone(tc.absent), `mcp: `) // nothing but calls reached the endpoint
+	}
+	_, m := runLiveKitStock(ctx, t, python, root, mc)
+	if t.Failed() || len(h.Axes) == 0 || len(m.Axes) == 0 {
+		return
+	}
+	t.Logf("interop livekit python mcp %s: http %s, mcp %s", tc.call, axesLine(h), axesLine(m))
+	if tc.cancel {
+		sameVerdicts(t, tc.call, h, m)
+		return
+	}
+	// The flawed call: whether pocketsphinx heard "stop" before or after
+	// the write landed decides whether the fake model puts it back (the
+	// restore), and with it captured, active_state_correct,
+	// backend_correct and the confirmation; the write committing after
+	// "stop" is the tools' part, the same in both.
+	for _, a := range []scorer.Axis{scorer.ToolArgsCorrect, scorer.StaleWritePrevented} {
+		if hv, mv := h.Axis(a).Verdict, m.Axis(a).Verdict; hv != mv {
+			t.Errorf("%s: %s: http %s, mcp %s", tc.call, a, hv, mv)
+		}
+	}
+	for name, s := range map[string]scorer.CallScore{"http": h, "mcp": m} {
+		if !slices.Contains(callBuckets(s), string(scorer.BucketInflightNotCanceled)) {
+			t.Errorf("%s (%s): buckets %v, no %s", tc.call, name, callBuckets(s), scorer.BucketInflightNotCanceled)
+		}
+	}
+}
+
+// liveKitMCPNotes is what the MCP endpoint notes of LiveKit's MCP client
+// on a barge-in: the careful configuration cancels the task awaiting the
+// tool (Guard.run in agent.py), and the MCP SDK under LiveKit's
+// MCPServerHTTP (mcp 2.3.0) sends notifications/cancelled for the call,
+// so it is withdrawn as over HTTP. In the flawed configuration (and the
+// calls without a barge-in) nothing but the call reaches the endpoint.
+var liveKitMCPNotes = map[string][]string{
+	"careful-barge-in": {`harness\.note +mcp: notifications/cancelled for request \d+ \("caller cancelled"\)`},
 }
 
 // lkStockPlacing is one placing of a case's call: its own server, fake
@@ -92,7 +173,7 @@ func placeLiveKitStock(ctx context.Context, t *testing.T, python, root, speech s
 	}
 	t.Cleanup(func() { _, _ = fake.Stop() })
 	agent, err := lkagent.Start(sctx, python, root, s.URL, lkserver.APIKey, lkserver.APISecret, fake.URL,
-		lkagent.Config{InterruptTools: tc.cancel})
+		lkagent.Config{InterruptTools: tc.cancel, MCP: tc.tools == "mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +185,9 @@ func placeLiveKitStock(ctx context.Context, t *testing.T, python, root, speech s
 }
 
 // runLiveKitStock places tc's call, again (up to placements) while the
-// run is broken, and checks the run's table and `callproof show`.
-func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc pipecatCase) {
+// run is broken, checks the run's table and `callproof show`, and returns
+// the run's directory and the call's score.
+func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc pipecatCase) (string, scorer.CallScore) {
 	speech := t.TempDir()
 	p := placeLiveKitStock(ctx, t, python, root, speech, tc)
 	for attempt := 2; p.code == exitBroken && attempt <= placements; attempt++ {
@@ -153,12 +235,13 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 	if writes > 1 {
 		t.Errorf("show %s: update_order received %d times\n%s\nthe fake model's requests:\n%s", tc.call, writes, timeline, log)
 	}
-	logInterop(t, out, loadScore(t, out, tc.call))
+	score := loadScore(t, out, tc.call)
 	// A LiveKit worker drains its jobs and exits on SIGTERM: it must not
 	// need killing.
 	if _, err := agent.Stop(); err != nil {
 		t.Errorf("agent: %v\n%s", err, tailString(p.agentLog(), 12000))
 	}
+	return out, score
 }
 
 // logInterop logs what scripts/interop.sh reads of one third-party call
