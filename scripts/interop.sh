@@ -37,6 +37,8 @@ suites=(
 	"pipecat eval cancel-on-interruption ./cmd/callproof/ ^TestRunEvalPipecatBot$/^[^mn]"
 	"pipecat eval no-cancel-on-interruption ./cmd/callproof/ ^TestRunEvalPipecatBot$/^no-cancel-on-interruption$"
 	"pipecat eval mcp ./cmd/callproof/ ^TestRunEvalPipecatBot$/^mcp-tools$"
+	"pipecat eval core-careful ./cmd/callproof/ ^TestRunEvalPipecatCore$/^careful$"
+	"pipecat eval core-no-cancel-on-interruption ./cmd/callproof/ ^TestRunEvalPipecatCore$/^no-cancel-on-interruption$"
 	"pipecat smallwebrtc cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^[^n]"
 	"pipecat smallwebrtc no-cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^no-cancel-on-interruption$"
 	"pipecat all wires-agree ./cmd/callproof/ ^TestPipecatWiresAgree$"

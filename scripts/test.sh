@@ -55,6 +55,7 @@ INTEROP_ONLY=(
 	'^TestWebRTCCoreMatchesWebSocket$'
 	'^TestRunTwilioPipecatBot$/^(confirms|mcp-tools|hangs-up-rest)$'
 	'^TestRunWebRTCPipecatBot$/^(confirms|cancel-on-interruption)$'
+	'^TestRunEvalPipecatCore$'
 	'^TestPipecatWiresAgree$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'

@@ -271,16 +271,11 @@ class FliteTTS(TTSService):
             yield TTSAudioRawFrame(pcm[i : i + chunk], self.sample_rate, 1, context_id=context_id)
 
 
-UPDATE_ORDER = FunctionSchema(
-    name="update_order",
-    description="Change an order's delivery date or quantity.",
-    properties={
-        "order_number": {"type": "string"},
-        "delivery_date": {"type": "string", "description": "YYYY-MM-DD"},
-        "quantity": {"type": "string"},
-    },
-    required=["order_number"],
-)
+# The order desk's catalogue as callproof describes it (effect, table,
+# key_arg), for a call whose data carries none: update_order alone.
+ORDER_DESK = [{"name": "update_order", "effect": "update", "table": "orders", "key_arg": "order_number",
+               "args": [{"name": "order_number", "type": "string", "required": True},
+                        {"name": "delivery_date", "type": "date"}, {"name": "quantity", "type": "string"}]}]
 
 
 END_CALL = FunctionSchema(
@@ -298,31 +293,216 @@ async def end_call(params: FunctionCallParams):
     await params.llm.push_frame(EndWorkerFrame(reason="the bot hung up"))
 
 
-def tool_handler(call: dict):
-    """A Pipecat function that calls the call's tool over HTTP, at the
-    tools URL and token in the call's data (read when the tool runs: over
-    the eval wire they arrive once the pipeline runs). As a careful
-    handler does: the write carries an Idempotency-Key (one per function
-    call: Pipecat's tool_call_id), and a write that succeeded is read back
-    (get_order) before the model hears its result, so the bot confirms
-    what the backend holds."""
+def catalogue(call: dict) -> list[dict]:
+    """The call's tools as callproof describes them (toolsCatalog: name,
+    description, effect, table, key_arg, args), else ORDER_DESK."""
+    raw = call.get("toolsCatalog")
+    try:
+        tools = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        tools = None
+    return tools if isinstance(tools, list) and tools else ORDER_DESK
+
+
+def schema(spec: dict) -> FunctionSchema:
+    """One catalogue tool as the model is offered it (JSON Schema)."""
+    props = {}
+    for a in spec.get("args") or []:
+        p: dict = {"type": {"integer": "integer", "number": "number"}.get(a.get("type"), "string")}
+        if a.get("type") == "date":
+            p["format"] = "date"
+        if a.get("pattern"):
+            p["pattern"] = a["pattern"]
+        if a.get("enum"):
+            p["enum"] = a["enum"]
+        desc = a.get("description") or ("YYYY-MM-DD" if a.get("type") == "date" else "")
+        if desc:
+            p["description"] = desc
+        props[a["name"]] = p
+    required = [a["name"] for a in spec.get("args") or [] if a.get("required")]
+    return FunctionSchema(name=spec["name"], description=spec.get("description") or spec["name"],
+                          properties=props, required=required)
+
+
+# How the handler treats the backend (careful_write). A timeout or a lost
+# answer leaves a write's outcome open; so does an empty 200, a 202 or an
+# answer naming another record: each is settled by reading the record back.
+TOOL_TIMEOUT = 6.0  # seconds one tool request may take
+RETRIES = 2  # tries after the first, on a 5xx, 409, 429, timeout or lost answer
+RETRY_BACKOFF = 0.2  # seconds before a retry
+POLL_EVERY = 0.15  # seconds between reads while an accepted (202) write settles
+POLLS = 40  # reads while it settles
+VERIFY_READS = 3  # reads of a 200's record before it counts as not landed
+WRITE_GRACE = 2.0  # default --write-grace: seconds between the model's call and the write
+
+
+class Backend:
+    """The call's tools over HTTP: POST {toolsBaseUrl}/{tool} with the
+    call's bearer token, one connection per request (no connection reuse
+    that could send a request twice behind the handler's back)."""
+
+    def __init__(self, call: dict, session: aiohttp.ClientSession):
+        self.base = call.get("toolsBaseUrl", "").rstrip("/")
+        self.headers = {"Authorization": f"Bearer {call.get('toolsToken', '')}"}
+        self.s = session
+
+    async def post(self, tool: str, args: dict, key: str = "") -> tuple[int | None, object]:
+        """The status (None: timed out or the answer was lost) and the
+        JSON answer (None: empty or not JSON)."""
+        headers = dict(self.headers, **({"Idempotency-Key": key} if key else {}))
+        try:
+            async with self.s.post(f"{self.base}/{tool}", json=args, headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=TOOL_TIMEOUT)) as r:
+                text = await r.text()
+                try:
+                    body = json.loads(text) if text.strip() else None
+                except ValueError:
+                    body = None
+                logger.info(f"{tool} {args} key={key or '-'} -> {r.status}")
+                return r.status, body
+        except (asyncio.TimeoutError, aiohttp.ClientError) as e:
+            logger.info(f"{tool} {args} key={key or '-'} -> {type(e).__name__}")
+            return None, None
+
+    async def read(self, tool: dict | None, key: str) -> tuple[dict | None, bool]:
+        """The record tool (a read) returns for key, and whether the read
+        answered at all; a record with another key is none."""
+        if tool is None or not tool.get("key_arg"):
+            return None, False
+        status, body = await self.post(tool["name"], {tool["key_arg"]: key})
+        rec = body.get("record") if isinstance(body, dict) and body.get("ok") is True else None
+        if status == 200 and isinstance(rec, dict) and rec.get("key") == key:
+            return rec, True
+        return None, status is not None and status < 500
+
+
+def holds(rec: dict | None, args: dict, kn: str | None) -> bool:
+    """Whether a record carries the write's values (its key the write's)."""
+    if not isinstance(rec, dict):
+        return False
+    fields = rec.get("fields") or {}
+    return all((rec.get("key") == v) if k == kn else (str(fields.get(k)) == v) for k, v in args.items())
+
+
+def careful_write(call: dict, spec: dict, tools: list[dict], grace: float):
+    """A Pipecat function for one of the call's writes, as a careful user
+    writes it (docs/INTEROP.md, "The bot's tool handling"):
+
+    - it waits grace seconds first: the model's read-back is said, and a
+      caller who stops or corrects it in that time interrupts the bot, so
+      Pipecat (cancel_on_interruption=True) cancels the handler before
+      anything is sent;
+    - it reads the record first (the values it held: "before", so the
+      model can put it back), sends the write with an Idempotency-Key, one
+      per function call (pipecat-{tool_call_id}), and reads the record
+      back: only a record holding the write's values is a success, never
+      the write's own answer (a 202, an empty 200, another record);
+    - on a timeout, a lost answer or an empty 200 that did not land it
+      retries with the same key (a replay, if the first got through); on
+      a 5xx, 409 or 429 that the read shows did not land, with a new key
+      (pipecat-{id}-rN: the backend keeps the error under the old one);
+      a create (no record to read first) is retried with a new key only
+      after a 503 or 429, which say nothing was done; at most RETRIES
+      retries;
+    - it tells the model what it knows: {"ok": true, "outcome": "done",
+      "record": …, "before": …}, or "ok": false with outcome "failed" (the
+      backend said no and the record shows no change) or "unconfirmed"
+      (it could not find out)."""
+    kn = spec.get("key_arg") or None
+    readers = [t for t in tools if t.get("effect") == "read"]
+    read = next((t for t in readers if t.get("table") == spec.get("table")), None)
+    targets = spec.get("effect") in ("update", "cancel", "delete")
 
     async def handler(params: FunctionCallParams):
-        body = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
-        base = call.get("toolsBaseUrl", "").rstrip("/")
-        headers = {"Authorization": f"Bearer {call.get('toolsToken', '')}"}
-        async with aiohttp.ClientSession() as s:
-            write = dict(headers, **{"Idempotency-Key": f"pipecat-{params.tool_call_id}"})
-            async with s.post(f"{base}/{params.function_name}", json=body, headers=write) as r:
-                result = await r.json(content_type=None)
-                logger.info(f"{params.function_name} {body} -> {r.status}")
-            if isinstance(result, dict) and result.get("ok") is True and "order_number" in body:
-                async with s.post(f"{base}/get_order", json={"order_number": body["order_number"]}, headers=headers) as r:
-                    result["read_back"] = await r.json(content_type=None)
-                    logger.info(f"get_order -> {r.status}")
+        args = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
+        await asyncio.sleep(grace)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
+            result = await settle(Backend(call, s), params.tool_call_id, args)
+        logger.info(f"{spec['name']} {args}: {result.get('outcome')}")
         await params.result_callback(result)
 
+    async def settle(b: Backend, call_id: str, args: dict) -> dict:
+        def failed(why: str) -> dict:
+            return {"ok": False, "outcome": "failed", "error": why}
+
+        def unconfirmed(why: str) -> dict:
+            return {"ok": False, "outcome": "unconfirmed", "error": why}
+
+        verify = targets and kn in args and read is not None
+        before = None
+        if verify:
+            rec, _ = await b.read(read, args[kn])
+            before = (rec or {}).get("fields")
+        base = key = f"pipecat-{call_id}"
+        status, seen = None, False
+        for attempt in range(RETRIES + 1):
+            if attempt:
+                await asyncio.sleep(RETRY_BACKOFF)
+            status, body = await b.post(spec["name"], args, key)
+            answer = body.get("record") if isinstance(body, dict) and body.get("ok") is True else None
+            if verify:
+                # Read back: the record, not the answer, says whether it landed.
+                polls = POLLS if status == 202 else VERIFY_READS if status == 200 and answer else 1
+                for i in range(polls):
+                    if i:
+                        await asyncio.sleep(POLL_EVERY)
+                    rec, seen = await b.read(read, args[kn])
+                    if holds(rec, args, kn):
+                        return {"ok": True, "outcome": "done", "record": rec, "before": before}
+                if status == 202:
+                    return unconfirmed(f"accepted, and {args[kn]} did not show the change")
+                if status == 200 and answer:
+                    return failed(f"answered 200, but {args[kn]} does not hold the change")
+                if status is not None and 400 <= status < 500 and status not in (409, 429):
+                    return failed(f"answered {status}")
+                if status is not None and status >= 400 and seen:
+                    key = f"{base}-r{attempt + 1}"  # a definite error, and nothing landed
+                continue
+            # A create, or a write with no read: its answer is the evidence.
+            if status == 200 and isinstance(answer, dict):
+                made = next((t for t in readers if t.get("table") == answer.get("table")), None)
+                if made is None:
+                    return {"ok": True, "outcome": "done", "record": answer}
+                rec, _ = await b.read(made, answer.get("key", ""))
+                if holds(rec, {k: v for k, v in args.items() if k != kn}, None):
+                    return {"ok": True, "outcome": "done", "record": rec}
+                return unconfirmed(f"{answer.get('key')} does not read back")
+            if status == 202:
+                return unconfirmed("accepted, not seen to land")
+            if status in (429, 503):
+                key = f"{base}-r{attempt + 1}"  # refused before it was handled
+            elif status is not None and status >= 400:
+                return failed(f"answered {status}")
+        if status is not None and status >= 400 and (seen or not verify):
+            return failed(f"answered {status} {RETRIES + 1} times")
+        return unconfirmed("no answer that shows the write landed")
+
     return handler
+
+
+def plain_read(call: dict, spec: dict):
+    """A Pipecat function for one of the call's reads: the backend's answer."""
+
+    async def handler(params: FunctionCallParams):
+        args = {k: str(v) for k, v in dict(params.arguments).items() if v not in (None, "")}
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
+            status, body = await Backend(call, s).post(spec["name"], args)
+        await params.result_callback(body if body is not None else {"ok": False, "status": status})
+
+    return handler
+
+
+def http_tools(call: dict, llm: OpenAILLMService, context: LLMContext, args) -> None:
+    """Offers the call's catalogue to the model, each tool registered with
+    its handler: careful_write for a write, plain_read for a read."""
+    tools = catalogue(call)
+    for spec in tools:
+        if spec.get("effect") == "read":
+            llm.register_function(spec["name"], plain_read(call, spec))
+        else:
+            llm.register_function(spec["name"], careful_write(call, spec, tools, args.write_grace),
+                                  cancel_on_interruption=args.cancel_on_interruption)
+    context.set_tools(ToolsSchema(standard_tools=[*(schema(t) for t in tools), END_CALL]))
 
 
 async def mcp_tools(call: dict, llm: OpenAILLMService, context: LLMContext, cancel: bool) -> None:
@@ -404,12 +584,7 @@ async def run_pipeline(transport, transport_type: str, call: dict, args) -> None
         tools=ToolsSchema(standard_tools=[END_CALL]),
     )
     if args.tools == "http":
-        llm.register_function(
-            "update_order",
-            tool_handler(call),
-            cancel_on_interruption=args.cancel_on_interruption,
-        )
-        context.set_tools(ToolsSchema(standard_tools=[UPDATE_ORDER, END_CALL]))
+        http_tools(call, llm, context, args)
     elif transport_type != "eval":
         await mcp_tools(call, llm, context, args.cancel_on_interruption)
     aggregators = LLMContextAggregatorPair(
@@ -441,7 +616,9 @@ async def run_pipeline(transport, transport_type: str, call: dict, args) -> None
     async def on_client_message(rtvi, message):
         if message.type == "start" and isinstance(message.data, dict):
             call.update(message.data)
-            if args.tools == "mcp":
+            if args.tools == "http":
+                http_tools(call, llm, context, args)
+            elif args.tools == "mcp":
                 await mcp_tools(call, llm, context, args.cancel_on_interruption)
 
     @transport.event_handler("on_client_disconnected")
@@ -460,6 +637,8 @@ def main() -> None:
                    help="register update_order with cancel_on_interruption=False")
     p.add_argument("--tools", choices=["http", "mcp"], default="http",
                    help="http: update_order posts to toolsBaseUrl; mcp: Pipecat's MCPClient at toolsMcpUrl")
+    p.add_argument("--write-grace", type=float, default=WRITE_GRACE,
+                   help="http: seconds a write waits after the model's call, in which a barge-in cancels it")
     p.add_argument("--voice", default="kal16", help="flite's voice")
     p.add_argument("--stt", choices=["pocketsphinx", "ear"], default="pocketsphinx",
                    help="pocketsphinx: open dictation in the bot; ear: callproof's earstt at --stt-url (a scripted fake cloud STT)")

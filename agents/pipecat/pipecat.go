@@ -29,11 +29,15 @@ func Install(ctx context.Context, root string) (string, error) {
 // Script is what the fake model does (fake_llm.py's flags): the
 // update_order arguments of the caller's request and of putting it back
 // after a "stop", and the replies it speaks after each; HangUp has it end
-// the call (the bot's end_call) with the confirmation.
+// the call (the bot's end_call) with the confirmation. Conversation has it
+// read each request instead (fake_llm.py --mode conversation: the caller's
+// words so far, the tool results and the offered tools' schemas decide
+// its calls and words), and the other fields are not used.
 type Script struct {
 	Request, Restore      map[string]string
 	Confirm, RestoreReply string
 	HangUp                bool
+	Conversation          bool
 }
 
 // Process is one of the Python programs, listening on URL. Log and Stop
@@ -47,6 +51,9 @@ type Process struct {
 // StartFake starts fake_llm.py, logging each request it answers to
 // logPath; its URL is the OpenAI-compatible base URL (…/v1).
 func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Process, error) {
+	if s.Conversation {
+		return start(ctx, python, root, "fake_llm.py", "--log", logPath, "--mode", "conversation")
+	}
 	req, err := json.Marshal(s.Request)
 	if err != nil {
 		return nil, err
@@ -65,7 +72,7 @@ func StartFake(ctx context.Context, python, root, logPath string, s Script) (*Pr
 
 // StartBot starts bot.py with its model at llmURL; its URL is its Twilio
 // Media Streams (and eval) endpoint (ws://…/ws), OfferURL its SmallWebRTC
-// one. cancel is update_order's cancel_on_interruption (Pipecat's default
+// one. cancel is the writes' cancel_on_interruption (Pipecat's default
 // is true); flags are more of bot.py's (e.g. "--tools", "mcp").
 func StartBot(ctx context.Context, python, root, llmURL string, cancel bool, flags ...string) (*Process, error) {
 	args := []string{"-W", "ignore::DeprecationWarning", "bot.py", "--llm-url", llmURL}

@@ -226,11 +226,7 @@ func placeOpenAI(t *testing.T, agent *realtime.NodeAgent, out, speech string, mo
 	if slices.Contains(more, "--record") {
 		resume = append(resume, "--record")
 	}
-	code, stdout, stderr := fxCLI(t, args...)
-	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
-		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
-		code, stdout, stderr = fxCLI(t, resume...)
-	}
+	code, stdout, stderr := placeResuming(t, args, resume)
 	if code == exitBroken {
 		skipIfBehind(t, out, stderr)
 	}
@@ -238,6 +234,23 @@ func placeOpenAI(t *testing.T, agent *realtime.NodeAgent, out, speech string, mo
 		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s\nagent log:\n%s", code, stdout, stderr, agent.Log())
 	}
 	return stdout
+}
+
+// placeResuming runs `callproof run` with args, and again with resume
+// (run --resume) while the run is broken (exit 3: calls the machine could
+// not keep in real time), up to placements runs in all; it returns the
+// last run's exit code and output.
+func placeResuming(t *testing.T, args, resume []string) (int, string, string) {
+	t.Helper()
+	code, stdout, stderr := fxCLI(t, args...)
+	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
+		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
+		// (resume may carry --no-preflight: the agent answered the first
+		// run's, and on a busy machine a second can time out while the
+		// agent loads a call.)
+		code, stdout, stderr = fxCLI(t, resume...)
+	}
+	return code, stdout, stderr
 }
 
 // checkFake: on each connection (one per call placed) the SDK answered

@@ -120,14 +120,14 @@ func pipecatCases(root, hangUp string) []pipecatCase {
 		// cancels the handler on the caller's barge-in: its request's
 		// connection closes and nothing commits.
 		{name: "cancel-on-interruption", cancel: true, suite: int05, call: "int-05", show: []string{
-			`tool\.cancelled +r1 update_order \(client gave up\)`,
+			`tool\.cancelled +r\d+ update_order \(client gave up\)`,
 			`(?m)^  stale_write_prevented +pass$`,
 			`(?m)^  backend_correct +pass$`,
 		}, absent: []string{`tool\.committed`}},
 		// With cancel_on_interruption=False the handler runs on and the
 		// held write commits after the "stop": callproof's bucket.
 		{name: "no-cancel-on-interruption", cancel: false, suite: int05, call: "int-05", show: []string{
-			`tool\.committed +r1 update_order orders/5590 v1->v2`,
+			`tool\.committed +r\d+ update_order orders/5590 v1->v2`,
 			`(?m)^  backend_correct +fail$`,
 		}, table: []string{`(?m)^  inflight_not_cancelled +\d`}}, // a root cause, primary or secondary
 	}
@@ -152,8 +152,8 @@ type pipecatCase struct {
 // callproof's recognizer made of flite's words).
 func slowLedger() []string {
 	lines := []string{
-		`fault\.applied +r1 update_order latency`,
-		`tool\.committed +r1 update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
+		`fault\.applied +r\d+ update_order latency`,
+		`tool\.committed +r\d+ update_order orders/5590 v1->v2 .* -> \{delivery_date=2026-12-03 `,
 		`(?m)^  confirmation_matches_backend +(pass|unknown|fail)$`,
 	}
 	for _, axis := range []string{"captured", "active_state_correct", "tool_args_correct", "stale_write_prevented", "backend_correct"} {
@@ -223,13 +223,7 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	}
 	args = append(append(args, tc.suite...), runFlags...)
 	resume = append(resume, runFlags...)
-	code, stdout, stderr := cli(args...)
-	for attempt := 2; code == exitBroken && attempt <= placements; attempt++ {
-		t.Logf("attempt %d: exit %d: %s", attempt-1, code, strings.TrimSpace(stderr))
-		// The bot answered the first run's preflight; on a machine this
-		// busy a second one can time out while the bot loads a call.
-		code, stdout, stderr = cli(resume...)
-	}
+	code, stdout, stderr := placeResuming(t, args, resume)
 	if code == exitBroken {
 		// What the last placement would have scored, for the log.
 		if _, timeline, _ := cli("show", out, tc.call); timeline != "" {

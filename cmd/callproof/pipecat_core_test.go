@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callproof/callproof/agents/pipecat"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scenarios"
+	"github.com/callproof/callproof/scorer"
+)
+
+// TestRunEvalPipecatCore is `callproof run --transport pipecat-eval
+// --suite core` against the Pipecat bot (agents/pipecat), its model the
+// fake reading each conversation (fake_llm.py --mode conversation: it acts
+// on the caller's words so far and the tool results, like the careful
+// reference agent), its tools the call's catalogue with bot.py's careful
+// handling. In text the caller cannot make a sound: the scenarios with a
+// noise step (noisyCore: int-08, int-09, int-10) are not placed.
+//
+//   - careful: Pipecat's default cancel_on_interruption=True. The release
+//     gate holds on every call.
+//   - no-cancel-on-interruption: a caller who stops or corrects the
+//     request while its write waits or is held at the backend no longer
+//     cancels it: the gate fails on exactly the calls of
+//     pipecatNoCancelBuckets, with those buckets, and holds on the rest.
+//
+// make interop only (scripts/test.sh, INTEROP_ONLY): each is a whole suite
+// in real time (27 calls, 6-8 min here).
+func TestRunEvalPipecatCore(t *testing.T) {
+	ctx, python, root := pipecatVenv(t)
+	only := textCore(t)
+	t.Run("careful", func(t *testing.T) {
+		calls := runPipecatCore(ctx, t, python, root, "", pipecatCoreRun{
+			name: "core-careful", transport: transportPipecatEval, cancel: true, only: only})
+		for _, id := range slices.Sorted(maps.Keys(calls)) {
+			if c := calls[id]; !c.gate.Holds {
+				t.Errorf("%s: the gate fails: %s", id, strings.Join(gateWhy(c), " "))
+			}
+		}
+	})
+	t.Run("no-cancel-on-interruption", func(t *testing.T) {
+		calls := runPipecatCore(ctx, t, python, root, "", pipecatCoreRun{
+			name: "core-no-cancel-on-interruption", transport: transportPipecatEval, cancel: false, only: only})
+		checkNoCancelBuckets(t, calls)
+	})
+}
+
+// pipecatNoCancelBuckets is what the gate finds, call by call, when the
+// bot's writes run on through a barge-in (cancel_on_interruption=False):
+// the primary bucket first, then the secondary ones. A correction or a
+// "stop" while the write waits out the bot's grace (corr-01/02/04/05/07/09,
+// int-03, int-04) no longer cancels it: the write built from the withdrawn
+// values is sent anyway (stale_tool_args). One while the backend holds the
+// write (corr-03/06/08, int-06: a new value; corr-10, int-05: a "stop")
+// lets it commit after the change (inflight_not_cancelled; the model puts
+// the record back once it hears the write landed, which the gate still
+// counts). The other calls hold: int-01 and int-02 barge in after the
+// write landed, int-07 only confirms the held write, and the tool-failure
+// calls have no barge-in.
+var pipecatNoCancelBuckets = map[string][]string{
+	"corr-01": {"stale_tool_args"},
+	"corr-02": {"stale_tool_args"},
+	"corr-03": {"stale_tool_args", "inflight_not_cancelled"},
+	"corr-04": {"stale_tool_args"},
+	"corr-05": {"stale_tool_args"},
+	"corr-06": {"stale_tool_args", "inflight_not_cancelled"},
+	"corr-07": {"stale_tool_args"},
+	"corr-08": {"stale_tool_args", "inflight_not_cancelled"},
+	"corr-09": {"stale_tool_args"},
+	"corr-10": {"inflight_not_cancelled"},
+	"int-03":  {"stale_tool_args"},
+	"int-04":  {"stale_tool_args"},
+	"int-05":  {"inflight_not_cancelled"},
+	"int-06":  {"stale_tool_args", "inflight_not_cancelled"},
+}
+
+// checkNoCancelBuckets checks a no-cancel-on-interruption run against
+// pipecatNoCancelBuckets: each listed call fails the gate with its primary
+// bucket and (at least) its secondary ones; every other call holds.
+func checkNoCancelBuckets(t *testing.T, calls map[string]pipecatCoreCall) {
+	t.Helper()
+	for _, id := range slices.Sorted(maps.Keys(calls)) {
+		c := calls[id]
+		want, fails := pipecatNoCancelBuckets[id]
+		got := callBuckets(c.score)
+		switch {
+		case !fails && !c.gate.Holds:
+			t.Errorf("%s: the gate fails (%s); it holds with cancel_on_interruption", id, strings.Join(gateWhy(c), " "))
+		case fails && c.gate.Holds:
+			t.Errorf("%s: the gate holds; want it to fail with %v", id, want)
+		case fails && (len(got) == 0 || got[0] != want[0]):
+			t.Errorf("%s: buckets %v, want the primary %s", id, got, want[0])
+		case fails:
+			for _, b := range want[1:] {
+				if !slices.Contains(got, b) {
+					t.Errorf("%s: buckets %v, want %s among them", id, got, b)
+				}
+			}
+		}
+	}
+}
+
+// textCore is the core suite's scenarios less those with a noise step,
+// which the eval wire's text cannot play (noisyCore), as run's --only.
+func textCore(t *testing.T) string {
+	t.Helper()
+	core, err := scenarios.Pack("core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noisy := noisyCore(t)
+	var ids []string
+	for _, s := range core {
+		if !slices.Contains(noisy, s.ID) {
+			ids = append(ids, s.ID)
+		}
+	}
+	t.Logf("not placed over the eval wire (text cannot play their noise): %s", strings.Join(noisy, ", "))
+	return strings.Join(ids, ",")
+}
+
+// pipecatCoreRun is one whole-suite run of the core pack against the
+// Pipecat bot with the fake reading the conversation.
+type pipecatCoreRun struct {
+	name      string   // the configuration, in the interop lines: core-careful, …
+	transport string   // run's --transport
+	cancel    bool     // the writes' cancel_on_interruption
+	only      string   // run's --only ("": the whole suite)
+	flags     []string // more of bot.py's flags
+}
+
+// pipecatCoreCall is one call of such a run: its score, and the release
+// gate on it alone.
+type pipecatCoreCall struct {
+	score scorer.CallScore
+	gate  harness.GateResult
+}
+
+// runPipecatCore starts the fake model (--mode conversation) and the bot
+// as r says, runs the core suite over r.transport (placing again with
+// --resume while calls fall behind real time), and returns each call's
+// score and gate. It logs what scripts/interop.sh reads (interop:
+// integrity k/N; interop: gate holds, or one interop: gate FAILS line per
+// failing call), one line per call with its axes and buckets, and leaves
+// each call's score in $CALLPROOF_PIPECAT_VERDICTS as
+// WIRE-NAME-CALL.json. speech is the speech cache for the audio wires.
+func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech string, r pipecatCoreRun) map[string]pipecatCoreCall {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
+	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, pipecat.Script{Conversation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = fake.Stop() }()
+	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, r.cancel, r.flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = bot.Stop() }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("bot log (last 20000 bytes):\n%s", tailString(bot.Log(), 20000))
+		}
+	}()
+	agent := bot.URL
+	if r.transport == transportWebRTC {
+		agent = bot.OfferURL()
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"run", "--transport", r.transport, "--agent", agent, "--out", out, "--concurrency", "1", "--suite", "core"}
+	resume := []string{"run", "--resume", out, "--concurrency", "1", "--no-preflight"}
+	if r.only != "" {
+		args = append(args, "--only", r.only)
+	}
+	if r.transport != transportPipecatEval {
+		args = append(args, "--speech-cache", speech)
+		resume = append(resume, "--speech-cache", speech)
+	}
+	code, stdout, stderr := placeResuming(t, args, resume)
+	if code == exitBroken {
+		skipIfBehind(t, out, stderr)
+	}
+	if code != exitOK {
+		t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Logf("the run's table:\n%s", stdout)
+	if _, err := bot.Stop(); err != nil {
+		t.Errorf("bot: %v", err)
+	}
+
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := harness.GateRun(saved, harness.Policy{}); g.Incomplete != nil || g.Broken {
+		t.Fatalf("the run is incomplete or broken: %+v", g)
+	}
+	dir := os.Getenv(envPipecatVerdicts)
+	calls := map[string]pipecatCoreCall{}
+	kept, failing := 0, 0
+	for _, c := range harness.ScoreCalls(saved.Sorted()) {
+		call := pipecatCoreCall{score: c.Score, gate: harness.Gate([]harness.Call{c}, harness.Policy{})}
+		calls[c.Score.Call] = call
+		if c.Score.Integrity {
+			kept++
+		}
+		verdict := "gate holds"
+		if !call.gate.Holds {
+			failing++
+			verdict = "gate FAILS: " + strings.Join(gateWhy(call), " ")
+			t.Logf("interop: %s", verdict)
+		}
+		t.Logf("interop pipecat %s %s %s: %s; %s", r.transport, r.name, c.Score.Call, axesLine(c.Score), verdict)
+		if dir != "" {
+			b, err := json.Marshal(c.Score)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-%s.json", r.transport, r.name, c.Score.Call)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("interop: integrity %d/%d", kept, len(calls))
+	if failing == 0 {
+		t.Logf("interop: gate holds")
+	}
+	if t.Failed() {
+		log, _ := os.ReadFile(fakeLog)
+		t.Logf("the fake model's requests (last 20000 bytes):\n%s", tailString(string(log), 20000))
+	}
+	if want := len(strings.Split(r.only, ",")); r.only != "" && len(calls) != want {
+		t.Errorf("%d calls scored, want %d", len(calls), want)
+	}
+	return calls
+}
+
+// gateWhy is why the gate fails on one call: its buckets, primary first,
+// then the failing rules (rule:NAME).
+func gateWhy(c pipecatCoreCall) []string {
+	why := callBuckets(c.score)
+	for _, r := range c.gate.Rules {
+		if !r.Holds {
+			why = append(why, "rule:"+string(r.Rule))
+		}
+	}
+	return why
+}
