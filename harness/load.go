@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,9 +41,34 @@ type LoadOptions struct {
 	// end less than FidelityTail before the call does. LoadResult.Said
 	// then lists what each call said.
 	Fidelity bool
+	// Turns makes every call take turns with the agent, for an agent that
+	// answers when the caller stops (a VAD agent, which takes no end of
+	// turn from a caller speaking every SayEvery): each call says a line
+	// (turnLines, in turn), then streams silence until the agent starts to
+	// answer, at most AnswerWithin after the line ended (else the turn is
+	// unanswered), and once its answer ends (or the call would),
+	// TurnPause later says the next. No turn starts that could not be answered before the
+	// call ends. LoadResult counts the turns and those answered in time.
+	Turns bool
+	// AnswerWithin is how soon after the caller's line ends the agent must
+	// start to answer for a turn to count as answered in time (Turns;
+	// default DefaultAnswerWithin).
+	AnswerWithin time.Duration
 	// Warm tunes how Speech is made ready before the first call.
 	Warm Prewarm
 }
+
+const (
+	// DefaultAnswerWithin is LoadOptions.AnswerWithin's default: a
+	// caller waiting longer than this for an answer hears a stalled agent.
+	DefaultAnswerWithin = 5 * time.Second
+	// TurnPause is the silence between the agent's answer ending and the
+	// caller's next line (Turns).
+	TurnPause = time.Second
+	// MaxAnswer bounds how long a turn waits for an answer that started
+	// to end before the caller says its next line (Turns).
+	MaxAnswer = 30 * time.Second
+)
 
 // LoadResult is what a load run measured.
 type LoadResult struct {
@@ -56,6 +82,12 @@ type LoadResult struct {
 	Frames      int
 	// Utterances the harness heard from the agent, over all calls.
 	AgentUtterances int
+	// Turns (LoadOptions.Turns): the caller's lines said over all calls,
+	// and those the agent started to answer within AnswerWithin of the
+	// line's end. AnswerP50 and AnswerMax are the delays from a line's
+	// end to the answer's start, over the turns answered in time.
+	Turns, Answered      int           `json:",omitempty"`
+	AnswerP50, AnswerMax time.Duration `json:",omitempty"`
 	// CPU is the harness process's CPU time per call per second of call;
 	// RSS its peak resident memory per call.
 	CPUPerCallSecond time.Duration
@@ -87,6 +119,12 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	if o.SayEvery <= 0 {
 		o.SayEvery = 3 * time.Second
 	}
+	if o.AnswerWithin <= 0 {
+		o.AnswerWithin = DefaultAnswerWithin
+	}
+	if o.Turns && o.Fidelity {
+		return LoadResult{}, fmt.Errorf("load: turns or fidelity, not both")
+	}
 	// Warm the speech cache once, so no call waits on a synthesizer (and,
 	// for Fidelity, the agent's ear can find every line in it).
 	if err := PrepareSpeech(ctx, o.Speech, o.lines(), o.Warm); err != nil {
@@ -97,10 +135,11 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	baseRSS := rssBytes()
 	start := time.Now()
 	type one struct {
-		l    callsim.Lateness
-		utts int
-		said []string
-		err  error
+		l     callsim.Lateness
+		utts  int
+		said  []string
+		turns loadTurns
+		err   error
 	}
 	res := make([]one, o.Calls)
 	var wg sync.WaitGroup
@@ -115,15 +154,18 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 				res[i].err = ctx.Err()
 				return
 			}
-			res[i].l, res[i].utts, res[i].said, res[i].err = loadCall(ctx, o, loadCallID(i))
+			res[i].l, res[i].utts, res[i].said, res[i].turns, res[i].err = loadCall(ctx, o, loadCallID(i))
 		}()
 	}
 	wg.Wait()
 	var after syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	out := LoadResult{Calls: o.Calls, Duration: time.Since(start)}
-	var p50s []time.Duration
+	var p50s, answers []time.Duration
 	for i, r := range res {
+		out.Turns += r.turns.said
+		out.Answered += r.turns.inTime
+		answers = append(answers, r.turns.delays...)
 		if o.Fidelity {
 			s := LoadSaid{CallID: loadCallID(i), Texts: r.said}
 			if r.err != nil {
@@ -150,6 +192,10 @@ func RunLoad(ctx context.Context, o LoadOptions) (LoadResult, error) {
 	if len(p50s) > 0 {
 		sort.Slice(p50s, func(i, j int) bool { return p50s[i] < p50s[j] })
 		out.P50 = p50s[len(p50s)/2]
+	}
+	if len(answers) > 0 {
+		slices.Sort(answers)
+		out.AnswerP50, out.AnswerMax = answers[len(answers)/2], answers[len(answers)-1]
 	}
 	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
 	if s := o.Duration.Seconds() * float64(o.Calls); s > 0 {
@@ -185,9 +231,22 @@ const (
 	FidelityTail = time.Second
 )
 
+// turnLines are what a Turns call says, in turn: a request, a
+// correction and a withdrawal, each a turn an agent answers.
+func turnLines() []string {
+	return []string{
+		"Hi, I'd like to change the delivery date on order 5590 to December 3.",
+		"Sorry, I meant order 5599.",
+		"Wait, stop, don't change anything.",
+	}
+}
+
 func (o LoadOptions) lines() []string {
 	if o.Fidelity {
 		return fidelityLines()
+	}
+	if o.Turns {
+		return turnLines()
 	}
 	return []string{loadLine}
 }
@@ -201,10 +260,18 @@ type loadConn interface {
 	callsim.Pacer
 }
 
+// loadTurns is what one Turns call measured: the lines said, those
+// answered in time, and each answer's delay from its line's end.
+type loadTurns struct {
+	said, inTime int
+	delays       []time.Duration
+}
+
 // loadCall streams one call: start, an utterance every SayEvery (see
-// LoadOptions.Fidelity), stop. It counts the agent utterances the caller
-// heard and lists what it said.
-func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, int, []string, error) {
+// LoadOptions.Fidelity and Turns), stop. It counts the agent utterances
+// the caller heard and lists what it said.
+func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, int, []string, loadTurns, error) {
+	var turns loadTurns
 	tr := o.Transport
 	if pc, ok := tr.(callsim.PerCall); ok {
 		tr = pc.ForCall(callsim.CallSetup{ID: id})
@@ -213,16 +280,18 @@ func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, 
 	conn, err := tr.Dial(dctx, o.Agent)
 	cancel()
 	if err != nil {
-		return callsim.Lateness{}, 0, nil, err
+		return callsim.Lateness{}, 0, nil, turns, err
 	}
 	c, ok := conn.(loadConn)
 	if !ok {
 		_ = conn.Close()
-		return callsim.Lateness{}, 0, nil, fmt.Errorf("load: %T is not an audio call", conn)
+		return callsim.Lateness{}, 0, nil, turns, fmt.Errorf("load: %T is not an audio call", conn)
 	}
 	defer c.Close()
 	utts := 0
 	done := make(chan struct{})
+	// The agent's utterances starting and ending, as they arrive (Turns).
+	starts, ends := make(chan time.Time, 64), make(chan time.Time, 64)
 	go func() {
 		defer close(done)
 		for {
@@ -230,23 +299,55 @@ func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, 
 			if err != nil {
 				return
 			}
-			if s := f.Message.AgentSpeech; s != nil && s.Phase == native.PhaseStart {
+			s := f.Message.AgentSpeech
+			switch {
+			case s == nil:
+			case s.Phase == native.PhaseStart:
 				utts++
+				nonBlocking(starts, time.Now())
+			case s.Phase == native.PhaseEnd:
+				nonBlocking(ends, time.Now())
 			}
 		}
 	}()
 	if err := c.Send(ctx, native.Message{Event: native.EventStart, Start: &native.Start{CallID: id, TimeScale: 1}}); err != nil {
-		return callsim.Lateness{}, 0, nil, err
+		return callsim.Lateness{}, 0, nil, turns, err
 	}
+	end := time.Now().Add(o.Duration)
+	var said []string
+	if o.Turns {
+		turns, err = takeTurns(ctx, o, c, end, starts, ends)
+	} else {
+		said, err = sayEvery(ctx, o, c, end)
+	}
+	if err != nil {
+		return callsim.Lateness{}, 0, nil, turns, err
+	}
+	_ = c.Send(ctx, native.Message{Event: native.EventStop, Stop: &native.Stop{}})
+	l := c.Lateness()
+	_ = c.Close()
+	<-done
+	return l, utts, said, turns, nil
+}
+
+func nonBlocking(ch chan time.Time, t time.Time) {
+	select {
+	case ch <- t:
+	default:
+	}
+}
+
+// sayEvery starts an utterance every SayEvery until end (Fidelity: whole
+// lines, paused apart), and lists what it said.
+func sayEvery(ctx context.Context, o LoadOptions, c loadConn, end time.Time) ([]string, error) {
 	lines := o.lines()
 	var said []string
-	end := time.Now().Add(o.Duration)
 	for n := 0; time.Now().Before(end); n++ {
 		uid := "u" + strconv.Itoa(n)
 		text := lines[n%len(lines)]
 		d, err := c.PrepareSpeech(ctx, uid, text)
 		if err != nil {
-			return callsim.Lateness{}, 0, nil, err
+			return nil, err
 		}
 		wait, say := min(o.SayEvery, time.Until(end)), true
 		if o.Fidelity {
@@ -260,21 +361,91 @@ func loadCall(ctx context.Context, o LoadOptions, id string) (callsim.Lateness, 
 		}
 		if say {
 			if err := c.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: uid, Phase: native.PhaseOnset}}); err != nil {
-				return callsim.Lateness{}, 0, nil, err
+				return nil, err
 			}
 			said = append(said, text)
 		}
-		select {
-		case <-time.After(min(wait, time.Until(end))):
-		case <-ctx.Done():
-			return callsim.Lateness{}, 0, nil, ctx.Err()
+		if err := sleepCtx(ctx, min(wait, time.Until(end))); err != nil {
+			return nil, err
 		}
 	}
-	_ = c.Send(ctx, native.Message{Event: native.EventStop, Stop: &native.Stop{}})
-	l := c.Lateness()
-	_ = c.Close()
-	<-done
-	return l, utts, said, nil
+	return said, nil
+}
+
+// takeTurns says a line (turnLines, in turn), waits for the agent's
+// answer to start (within AnswerWithin of the line's end) and to end,
+// pauses TurnPause and says the next, until no turn fits before end; then
+// streams silence to end.
+func takeTurns(ctx context.Context, o LoadOptions, c loadConn, end time.Time, starts, ends <-chan time.Time) (loadTurns, error) {
+	var t loadTurns
+	lines := o.lines()
+	for n := 0; ; n++ {
+		uid := "u" + strconv.Itoa(n)
+		d, err := c.PrepareSpeech(ctx, uid, lines[n%len(lines)])
+		if err != nil {
+			return t, err
+		}
+		if time.Until(end) < d+o.AnswerWithin {
+			return t, sleepCtx(ctx, time.Until(end))
+		}
+		if err := c.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: uid, Phase: native.PhaseOnset}}); err != nil {
+			return t, err
+		}
+		t.said++
+		if err := sleepCtx(ctx, d); err != nil {
+			return t, err
+		}
+		lineEnd := time.Now()
+		// An answer that started before the line ended is not this
+		// line's answer (a late one to the last line, or a barge-in).
+		drain(starts)
+		drain(ends)
+		deadline := lineEnd.Add(o.AnswerWithin)
+		answered := false
+		select {
+		case at := <-starts:
+			answered = true
+			t.inTime++
+			t.delays = append(t.delays, at.Sub(lineEnd))
+		case <-time.After(time.Until(deadline)):
+		case <-ctx.Done():
+			return t, ctx.Err()
+		}
+		if answered {
+			select {
+			case <-ends:
+			case <-time.After(min(MaxAnswer, time.Until(end))):
+			case <-ctx.Done():
+				return t, ctx.Err()
+			}
+		}
+		if err := sleepCtx(ctx, min(TurnPause, time.Until(end))); err != nil {
+			return t, err
+		}
+	}
+}
+
+func drain(ch <-chan time.Time) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // AgentHeard is an agent's own account of one call: the texts of the

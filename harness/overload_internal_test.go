@@ -70,3 +70,11 @@ func TestPressureSince(t *testing.T) {
 func TestTextLoadDefaults(t *testing.T) {
 	assert.Equal(t, 2*time.Second, DefaultTextLoadRamp)
 }
+
+// load --turns: an answer within 5 s, a second's pause before the next
+// line, an answer waited out for 30 s at most (docs/CLI.md).
+func TestLoadTurnsDefaults(t *testing.T) {
+	assert.Equal(t, 5*time.Second, DefaultAnswerWithin)
+	assert.Equal(t, time.Second, TurnPause)
+	assert.Equal(t, 30*time.Second, MaxAnswer)
+}

@@ -31,12 +31,7 @@ import (
 // `callproof agent`), sharing one speech cache: the agent's own ear counts
 // show every utterance of every call heard once, with its words.
 func TestLoadFidelity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real-time audio calls")
-	}
-	if _, err := exec.LookPath("flite"); err != nil {
-		t.Skipf("flite is not installed (scripts/install-speech.sh installs it): %v", err)
-	}
+	realTimeAudio(t)
 	cache := t.TempDir()
 	url, agentErr := startAudioAgent(t, cache)
 
@@ -80,6 +75,18 @@ func TestLoadFidelity(t *testing.T) {
 	lines, panicked := agentErr()
 	assert.False(t, panicked, "the agent panicked")
 	assert.LessOrEqual(t, lines, calls*4+10, "agent stderr lines")
+}
+
+// realTimeAudio skips a test of real-time audio calls in -short mode, or
+// without flite to speak them.
+func realTimeAudio(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("real-time audio calls")
+	}
+	if _, err := exec.LookPath("flite"); err != nil {
+		t.Skipf("flite is not installed (scripts/install-speech.sh installs it): %v", err)
+	}
 }
 
 // startAudioAgent runs `callproof agent careful --transport twilio` over
@@ -169,6 +176,54 @@ func (b *tailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Join(b.lines, "\n")
+}
+
+// TestLoadTurns is `callproof load --turns` against the reference agent
+// (careful over Twilio, an agent that answers once the caller stops): each
+// call says a line, waits for the answer and says the next, and every
+// turn is answered within --answer-within. With an answer wanted within
+// a millisecond none is, and the run exits 1.
+func TestLoadTurns(t *testing.T) {
+	realTimeAudio(t)
+	cache := t.TempDir()
+	url, _ := startAudioAgent(t, cache)
+
+	const calls = 2
+	code, out, errOut := fxCLI(t, "load", "--calls", "2", "--duration", "24s", "--agent", url,
+		"--speech-cache", cache, "--turns", "--json")
+	var res harness.LoadResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res), "exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	assert.Zero(t, res.Failed, "%v", res.Errors)
+	// A 24 s call fits two turns: a line of about 4.5 s, its answer (a
+	// second to start, several to say), a second of pause, and the second
+	// line with its answer window.
+	assert.GreaterOrEqual(t, res.Turns, 2*calls, out)
+	assert.Equal(t, res.Turns, res.Answered, out)
+	assert.Positive(t, res.AnswerP50, out)
+	assert.LessOrEqual(t, res.AnswerMax, harness.DefaultAnswerWithin, out)
+	if code != exitOK {
+		// A busy machine may put a call behind real time (exit 1 then).
+		assert.Equal(t, 1, code, errOut)
+		assert.Positive(t, res.CallsBehind, "exit %d with every call in time and every turn answered: %s", code, errOut)
+	}
+
+	code, out, errOut = fxCLI(t, "load", "--calls", "1", "--duration", "8s", "--agent", url,
+		"--speech-cache", cache, "--turns", "--answer-within", "1ms")
+	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	assert.Contains(t, out, "turns answered within 1ms: 0/")
+}
+
+func TestLoadTurnsUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"load", "--turns", "--fidelity", "--agent", "ws://127.0.0.1:1/"},
+		{"load", "--answer-within", "3s"},
+		{"load", "--turns", "--answer-within", "0s"},
+		{"load", "--transport", "native", "--turns"},
+		{"load", "--transport", "twilio", "--suite", "core", "--turns", "--agent", "ws://127.0.0.1:1/"},
+	} {
+		code, _, errOut := fxCLI(t, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
+	}
 }
 
 func TestLoadFidelityNeedsAgent(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"github.com/callproof/callproof/harness"
 )
 
-const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]]
+const loadUsage = `usage: callproof load [--calls N] [--duration D] [--agent URL [--fidelity]] [--turns [--answer-within D]]
                      [--transport twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle]
                      [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET] [--ramp D] [--speech-cache DIR] [--voice ENGINE/VOICE] [--json] [--no-preflight]
        callproof load --transport native [--calls N] [--suite S] [--scale F] [--ramp D] [--agent URL] [--json] [--no-preflight]
@@ -49,6 +49,19 @@ both must use the same one:
 
   callproof agent careful --transport twilio --speech-cache DIR --listen 127.0.0.1:8081
   callproof load --agent ws://127.0.0.1:8081/ --speech-cache DIR --fidelity
+
+--turns has each call take turns with the agent instead of speaking
+every 3 s, for an agent that answers once the caller stops (a VAD agent,
+which a caller speaking every 3 s never lets answer): each call says a
+line (a request, a correction, a withdrawal, in turn), streams silence
+until the agent starts to answer, then, a second after the answer ends,
+says the next. A turn is answered in time when the
+answer starts within --answer-within (default 5s) of the line's end; no
+turn starts that could not be answered before the call ends (give the
+calls a minute: --duration 60s). The run is clean when no call fell
+behind and every turn was answered in time:
+
+  callproof load --transport livekit --agent ws://127.0.0.1:7880 --livekit-agent-name NAME --turns --duration 60s --calls N
 
 --transport native measures text-mode scale instead: it places N calls
 of the native protocol at once (their starts spread over --ramp, default
@@ -92,8 +105,10 @@ With --suite it places the suite's calls, scored, as --transport twilio
 --at-once as there).
 
 exit: 0 every call kept within a frame of real time (and, with
---fidelity, was heard exactly as said; native: every call scored with its
+--fidelity, was heard exactly as said; with --turns, had every turn
+answered in time; native: every call scored with its
 scenario's usual verdicts), 1 some fell behind or were heard otherwise
+(--turns: or a turn went unanswered in time)
 (native: overloaded or unusual calls, or calls without --against's
 verdicts), 2 bad usage, 3 the run could not
 happen, 5 no agent answers at --agent (preflight; nothing placed).
@@ -108,6 +123,8 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	voice := c.String("voice", "", "the caller's voice (default "+audioDefaultVoice()+")")
 	cache := c.String("speech-cache", "", "speech cache, shared with the agent for --fidelity (default "+harness.DefaultSpeechCache()+")")
 	fidelity := c.Bool("fidelity", false, "check the reference agent's own ear counts: every utterance heard once (needs --agent)")
+	turns := c.Bool("turns", false, "take turns with the agent: say the line, wait for its answer, then say it again")
+	answerWithin := c.Duration("answer-within", harness.DefaultAnswerWithin, "with --turns: how soon after the caller's line the agent must start to answer")
 	af := audioFlags{}
 	c.StringVar(&af.transport, "transport", transportTwilio, "twilio, webrtc or livekit (audio), or native (text-mode scale)")
 	addLiveKitFlags(c, &af.livekit)
@@ -124,7 +141,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if af.transport == transportNative {
-		for _, f := range []string{"duration", "fidelity", "voice", "speech-cache", "signaling", "trickle"} {
+		for _, f := range []string{"duration", "fidelity", "voice", "speech-cache", "signaling", "trickle", "turns", "answer-within"} {
 			if c.set(f) {
 				fmt.Fprintf(stderr, "callproof load: --%s is for audio load (--transport twilio or webrtc)\n", f)
 				return exitUsage
@@ -135,7 +152,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	}
 	*agent = liveKitAgentURL(af.transport, *agent)
 	if (af.transport == transportTwilio || af.transport == transportLiveKit) && c.set("suite") {
-		for _, f := range []string{"duration", "fidelity", "scale", "signaling", "trickle"} {
+		for _, f := range []string{"duration", "fidelity", "scale", "signaling", "trickle", "turns", "answer-within"} {
 			if c.set(f) {
 				fmt.Fprintf(stderr, "callproof load: --%s is not for scored audio load (--transport twilio|livekit --suite)\n", f)
 				return exitUsage
@@ -196,6 +213,14 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "callproof load: --ramp must be positive")
 		return exitUsage
 	}
+	if *turns && *fidelity {
+		fmt.Fprintln(stderr, "callproof load: --turns or --fidelity, not both")
+		return exitUsage
+	}
+	if c.set("answer-within") && (!*turns || *answerWithin <= 0) {
+		fmt.Fprintln(stderr, "callproof load: --answer-within is a positive duration, with --turns")
+		return exitUsage
+	}
 	if *fidelity && *agent == "" {
 		fmt.Fprintln(stderr, "callproof load: --fidelity needs --agent (a reference agent: callproof agent careful --transport twilio)")
 		return exitUsage
@@ -221,7 +246,7 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof load: %d calls need more open files than the hard limit allows\n", *calls)
 		return exitUsage
 	}
-	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity}
+	opts := harness.LoadOptions{Agent: url, Calls: *calls, Duration: *dur, Fidelity: *fidelity, Turns: *turns, AnswerWithin: *answerWithin}
 	if c.set("ramp") {
 		opts.Ramp = *ramp
 	}
@@ -286,6 +311,10 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "frame lateness: median call p50 %s · worst call p99 %s · worst frame %s · calls behind %d\n",
 			res.P50, res.WorstP99, res.Max.Round(time.Millisecond), res.CallsBehind)
 		fmt.Fprintf(stdout, "agent utterances heard %d\n", res.AgentUtterances)
+		if *turns {
+			fmt.Fprintf(stdout, "turns answered within %s: %d/%d · answer start after the line: median %s · worst %s\n",
+				*answerWithin, res.Answered, res.Turns, res.AnswerP50.Round(time.Millisecond), res.AnswerMax.Round(time.Millisecond))
+		}
 		fmt.Fprintf(stdout, "harness CPU per call %.1f%% of a core · peak RSS %d MiB (%d KiB per call)\n",
 			100*res.CPUPerCallSecond.Seconds(), res.PeakRSSBytes>>20, res.RSSPerCallBytes>>10)
 		for _, e := range res.Errors {
@@ -298,7 +327,11 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 	if res.Failed > 0 {
 		return exitBroken
 	}
-	if res.CallsBehind > 0 || (res.Fidelity != nil && !res.Fidelity.OK()) {
+	if *turns && res.Turns == 0 {
+		fmt.Fprintf(stderr, "callproof load: --turns: no turn fit in --duration %s (a line and --answer-within)\n", *dur)
+		return 1
+	}
+	if res.CallsBehind > 0 || (res.Fidelity != nil && !res.Fidelity.OK()) || res.Answered < res.Turns {
 		return 1
 	}
 	return exitOK
