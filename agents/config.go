@@ -60,12 +60,15 @@ func AllFlaws() []Flaw {
 	}
 }
 
-// Clock schedules the engine's timers. Inject one to control timing in
-// tests; the zero Config uses the machine clock.
+// Clock schedules the engine's timers and tells the time they are
+// measured against (how late each fired: Server.Lateness). Inject one to
+// control timing in tests; the zero Config uses the machine clock.
 type Clock interface {
 	// AfterFunc calls f in its own goroutine after d; the returned func
 	// stops the timer and reports whether it did so before f ran.
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
+	// Now is the clock's time.
+	Now() time.Time
 }
 
 // SystemClock is the machine clock.
@@ -75,6 +78,9 @@ type SystemClock struct{}
 func (SystemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
+
+// Now is time.Now.
+func (SystemClock) Now() time.Time { return time.Now() }
 
 // Default timing at time scale 1.0. Every duration is multiplied by the time
 // scale the harness offers in start.
@@ -118,6 +124,10 @@ type Config struct {
 	Generic bool
 	// Catalogue is the tools a call uses when its start carries none.
 	Catalogue []trace.ToolSpec
+
+	// paces is the server's record of its calls' timer lateness
+	// (Server.Lateness); nil outside a Server.
+	paces *paceLog
 
 	// Audio, when set, serves the agent in audio mode: a Twilio Media
 	// Streams bot (twilio.go), or with Audio.Wire WireWebRTC a WebRTC bot

@@ -28,6 +28,8 @@ func (c *handClock) AfterFunc(_ time.Duration, f func()) func() bool {
 	return func() bool { return false }
 }
 
+func (c *handClock) Now() time.Time { return time.Time{} }
+
 // fireLast runs the newest timer, as the runtime would when it is due.
 func (c *handClock) fireLast() {
 	c.mu.Lock()

@@ -46,6 +46,8 @@ type utterance struct {
 	// answer is set on a write's answer, so it can be re-worded while it
 	// waits behind the caller's turn.
 	answer *answered
+	// began is when it started: its word k is due at began + k·wordTime.
+	began time.Time
 }
 
 // answered is what an answer utterance reports.
@@ -61,6 +63,9 @@ type engine struct {
 	base   Config // durations at scale 1.0
 	client *http.Client
 	s      *session
+	// pace is the call's clock (cfg.Clock and base.Clock): it measures
+	// how late the call's timers and words ran.
+	pace *pace
 
 	started bool
 	callID  string
@@ -107,8 +112,10 @@ type engine struct {
 }
 
 func newEngine(cfg Config, client *http.Client, s *session) *engine {
+	p := newPace(cfg.Clock)
+	cfg.Clock = p
 	return &engine{
-		cfg: cfg, base: cfg, client: client, s: s,
+		cfg: cfg, base: cfg, client: client, s: s, pace: p,
 		slots:      map[string]string{},
 		callerOpen: map[string]bool{},
 		orig:       map[string]map[string]string{},
@@ -211,6 +218,8 @@ func (e *engine) start(st *native.Start) {
 	e.cfg.PollEvery = sc(e.base.PollEvery)
 	e.cfg.Confirm = sc(e.base.Confirm)
 	e.callID = st.CallID
+	e.pace.setScale(scale)
+	e.cfg.paces.put(st.CallID, e.pace)
 	e.callDate, e.timeZone = st.CallDate, st.TimeZone
 	e.catalog = append([]trace.ToolSpec(nil), st.Tools.Catalog...)
 	if len(e.catalog) == 0 {
@@ -732,6 +741,7 @@ func (e *engine) kick() {
 	if d := e.s.speak(u.id, strings.Join(u.words, " ")); d > 0 && len(u.words) > 0 {
 		u.wordTime = d / time.Duration(len(u.words))
 	}
+	u.began = e.pace.Now()
 	e.wordStop = e.after(u.wordTime, timerWord, e.nextUtt)
 }
 
@@ -740,6 +750,7 @@ func (e *engine) word() {
 	u := e.speaking
 	if u.said < len(u.words) {
 		u.said++
+		e.pace.spoke(u.began.Add(time.Duration(u.said) * u.wordTime))
 		e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseText, Text: strings.Join(u.words[:u.said], " ")}})
 	}
 	if u.said < len(u.words) {

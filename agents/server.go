@@ -35,11 +35,14 @@ type Server struct {
 	audioErr error
 	// WebRTC mode: the pion API and the calls in progress.
 	rtc *rtcSide
+	// paces: how late each call's timers ran (Lateness).
+	paces *paceLog
 }
 
 // NewServer returns an agent that serves calls until Close.
 func NewServer(cfg Config) *Server {
 	cfg = cfg.withDefaults()
+	cfg.paces = newPaceLog(0)
 	client := cfg.HTTPClient
 	if client == nil {
 		client = &http.Client{Transport: &http.Transport{
@@ -56,6 +59,7 @@ func NewServer(cfg Config) *Server {
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 		base:     base,
 		cancel:   cancel,
+		paces:    cfg.paces,
 	}
 	if cfg.Audio != nil {
 		s.audio, s.audioErr = newAudioSide(*cfg.Audio)

@@ -25,6 +25,8 @@ func (c *heldClock) AfterFunc(time.Duration, func()) func() bool {
 	return func() bool { return true }
 }
 
+func (c *heldClock) Now() time.Time { return time.Time{} }
+
 // A turn of several utterances (the next one's onset before the previous
 // one's final, docs/PROTOCOL.md "speech") ends only at the final that
 // leaves no utterance open: a final mid-turn starts no end-of-turn wait,

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/agents"
+	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 )
@@ -167,19 +169,30 @@ func liveConsistentAxes(category, setupStage string) []string {
 // TestFlawMatrixCoverage switches each named flaw on alone in careful:
 // every core scenario is failed (integrity false, some axis failing) by at
 // least one flaw, on an axis its description is about; and each of naive's
-// flaws alone produces only the root causes mapped to it.
+// flaws alone produces only the root causes mapped to it. A call marked
+// overloaded (harness or in-process agent over the bound) is no verdict:
+// it is placed again, up to livePlacings times; the test fails as too
+// busy when more than a tenth of the calls are still overloaded after
+// that (docs/PERFORMANCE.md, "Flakes").
 func TestFlawMatrixCoverage(t *testing.T) {
 	cases, _ := liveCore(t)
 	env := liveEnv(t)
 	caughtBy := map[string]map[string]bool{} // scenario -> failed axes over all flaws
 	names := map[string][]string{}
+	excluded := map[string][]string{} // scenario -> flaws whose call stayed overloaded
 	for _, f := range agents.AllFlaws() {
 		cfg := agents.Careful().With(f, true)
 		cfg.Name = "careful-with-" + string(f)
-		run := liveSuite(t, env, cfg, cases, liveFastScale, 30)
+		results := livePlaceScored(t, env, cfg, cases, 30, func(s scorer.CallScore) {
+			excluded[s.Scenario] = append(excluded[s.Scenario], string(f))
+			t.Logf("%s with %s, left out: %s", s.Call, f, s.Reason)
+		})
 		var failed []string
-		for _, c := range run.Results {
+		for _, c := range results {
 			s := c.Score
+			if liveOverloaded(s) {
+				continue
+			}
 			assert.NotEqual(t, trace.OutcomeHarnessError, s.Outcome, "%s with %s: %s", s.Call, f, s.Reason)
 			axes := liveFailedAxes(s)
 			if s.Integrity || len(axes) == 0 {
@@ -205,6 +218,12 @@ func TestFlawMatrixCoverage(t *testing.T) {
 		// ignores_barge_in is caught by none: every core read-back ends
 		// within the 1.5 s yield bound of the caller's onset anyway.
 	}
+	left := 0
+	for _, fs := range excluded {
+		left += len(fs)
+	}
+	t.Logf("left out %d of %d calls as overloaded after %d placings", left, len(cases)*len(agents.AllFlaws()), livePlacings)
+	require.LessOrEqual(t, left, len(cases)*len(agents.AllFlaws())/10, "more than a tenth of the calls overloaded: the machine was too busy to test the matrix")
 	for _, c := range cases {
 		id := c.Scenario.ID
 		stage, _ := c.Scenario.Setup["interrupt_stage"].(string)
@@ -212,8 +231,47 @@ func TestFlawMatrixCoverage(t *testing.T) {
 		for _, a := range liveConsistentAxes(string(c.Scenario.Category), stage) {
 			ok = ok || caughtBy[id][a]
 		}
-		assert.True(t, ok, "%s (%q) is failed by no single flaw on a consistent axis; caught by %v", id, c.Scenario.Description, names[id])
+		assert.True(t, ok, "%s (%q) is failed by no single flaw on a consistent axis; caught by %v; left out (overloaded) with %v", id, c.Scenario.Description, names[id], excluded[id])
 	}
+}
+
+// livePlacings is how many times livePlaceScored places a call that
+// comes back overloaded.
+const livePlacings = 3
+
+// livePlaceScored runs cases against cfg at scale 0.05 and places again,
+// up to livePlacings times in all, the calls that came back overloaded
+// (the harness or its in-process agent later than the bound: no
+// verdict); left is told of each call still overloaded after the last.
+// The results are in cases' order, each the call's last placing.
+func livePlaceScored(t *testing.T, env *harness.Env, cfg agents.Config, cases []*scenarios.Compiled, conc int, left func(scorer.CallScore)) []harness.CallResult {
+	t.Helper()
+	out := make([]harness.CallResult, len(cases))
+	todo := make([]int, len(cases))
+	for i := range todo {
+		todo[i] = i
+	}
+	for placing := 1; len(todo) > 0; placing++ {
+		batch := make([]*scenarios.Compiled, len(todo))
+		for k, i := range todo {
+			batch[k] = cases[i]
+		}
+		run := liveMeasuredSuite(t, env, cfg, batch, liveFastScale, conc)
+		var again []int
+		for k, i := range todo {
+			out[i] = run.Results[k]
+			if s := out[i].Score; liveOverloaded(s) {
+				if placing == livePlacings {
+					left(s)
+					continue
+				}
+				t.Logf("%s with %s, placing %d: %s; placing it again", s.Call, cfg.Name, placing, s.Reason)
+				again = append(again, i)
+			}
+		}
+		todo = again
+	}
+	return out
 }
 
 func liveIntegrity(scores []scorer.CallScore) int {

@@ -24,13 +24,35 @@ const DefaultOverloadBound = 2 * time.Second
 // lateness exceeded the overload bound; the figures follow.
 const ReasonOverloaded = reports.OverloadedPrefix
 
-// overloaded says why a call whose lateness l (settled) is over bound is
-// not scored; "" when it is within it. bound < 0 turns the check off.
-func overloaded(l trace.HarnessLateness, bound time.Duration) string {
+// overloaded says why a call whose lateness l (settled), or whose
+// in-process agent's lateness a (settled; nil when not known), is over
+// bound is not scored; "" when both are within it. bound < 0 turns the
+// check off.
+//
+// An in-process agent that acknowledged the offered scale after the
+// caller had given up waiting for it (and run at 1.0, callScale) ran at
+// another pace than its caller: that call is marked too, as only a
+// starved agent or harness acknowledges late.
+func overloaded(l trace.HarnessLateness, a *trace.AgentLateness, callScale float64, bound time.Duration) string {
 	if bound == 0 {
 		bound = DefaultOverloadBound
 	}
-	if bound < 0 || l.Worst <= bound {
+	if bound < 0 {
+		return ""
+	}
+	if a != nil && a.TimeScale > 0 && callScale > 0 && a.TimeScale != callScale {
+		return fmt.Sprintf("%s: the agent in this process acknowledged time scale %g too late, so its caller ran at %g: the call ran at two paces, not its script's",
+			ReasonOverloaded, a.TimeScale, callScale)
+	}
+	if a != nil && a.Worst > bound && a.Worst > l.Worst {
+		what, st := "a timer", a.Timers
+		if a.Speech.Max > st.Max {
+			what, st = "its speech", a.Speech
+		}
+		return fmt.Sprintf("%s: the agent in this process ran %s late in script time (%s, %s real), over the %s bound: it was starved of CPU, so the call did not run at its script's pace",
+			ReasonOverloaded, a.Worst.Round(time.Millisecond), what, st.Max.Round(time.Millisecond), bound)
+	}
+	if l.Worst <= bound {
 		return ""
 	}
 	what, st := "a trigger", l.Triggers

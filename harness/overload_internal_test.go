@@ -20,17 +20,48 @@ func TestOverloadBound(t *testing.T) {
 		return l
 	}
 	// 100 ms of real time at scale 0.05 is exactly the bound: not over.
-	assert.Empty(t, overloaded(at(0.05, 100*time.Millisecond, 0, 0), 0))
-	why := overloaded(at(0.05, 0, 100*time.Millisecond+time.Microsecond, 0), 0)
+	assert.Empty(t, overloaded(at(0.05, 100*time.Millisecond, 0, 0), nil, 0, 0))
+	why := overloaded(at(0.05, 0, 100*time.Millisecond+time.Microsecond, 0), nil, 0, 0)
 	assert.True(t, strings.HasPrefix(why, ReasonOverloaded+": "), why)
 	assert.Contains(t, why, "the caller's speech")
 	assert.Contains(t, why, "over the 2s bound")
-	assert.Contains(t, overloaded(at(1, 0, time.Second, 3*time.Second), 0), "a backend timer, 3s real")
-	assert.Contains(t, overloaded(at(1, 4*time.Second, 0, 0), 0), "a trigger")
+	assert.Contains(t, overloaded(at(1, 0, time.Second, 3*time.Second), nil, 0, 0), "a backend timer, 3s real")
+	assert.Contains(t, overloaded(at(1, 4*time.Second, 0, 0), nil, 0, 0), "a trigger")
 	// A bound of its own, and none at all.
-	assert.Empty(t, overloaded(at(1, time.Second, 0, 0), 1500*time.Millisecond))
-	assert.NotEmpty(t, overloaded(at(1, 2*time.Second, 0, 0), 1500*time.Millisecond))
-	assert.Empty(t, overloaded(at(1, time.Hour, 0, 0), -1))
+	assert.Empty(t, overloaded(at(1, time.Second, 0, 0), nil, 0, 1500*time.Millisecond))
+	assert.NotEmpty(t, overloaded(at(1, 2*time.Second, 0, 0), nil, 0, 1500*time.Millisecond))
+	assert.Empty(t, overloaded(at(1, time.Hour, 0, 0), nil, 0, -1))
+}
+
+// An in-process agent's lateness is held to the same bound, inclusive;
+// the reason says it was the agent, and what of it ran late. Where the
+// harness was later still, the reason is the harness's.
+func TestAgentOverloadBound(t *testing.T) {
+	agent := func(scale float64, timers, speech time.Duration) *trace.AgentLateness {
+		a := &trace.AgentLateness{Timers: trace.LatenessStat{N: 1, Max: timers}, Speech: trace.LatenessStat{N: 1, Max: speech}}
+		a.Settle(scale)
+		return a
+	}
+	calm := trace.HarnessLateness{}
+	calm.Settle(0.05)
+	assert.Empty(t, overloaded(calm, agent(0.05, 100*time.Millisecond, 100*time.Millisecond), 0, 0))
+	why := overloaded(calm, agent(0.05, 0, 100*time.Millisecond+time.Microsecond), 0, 0)
+	assert.True(t, strings.HasPrefix(why, ReasonOverloaded+": the agent in this process ran "), why)
+	assert.Contains(t, why, "its speech, 100ms real")
+	assert.Contains(t, why, "over the 2s bound")
+	assert.Contains(t, overloaded(calm, agent(1, 3*time.Second, time.Second), 0, 0), "a timer, 3s real")
+	harnessLate := trace.HarnessLateness{Triggers: trace.LatenessStat{N: 1, Max: 5 * time.Second}}
+	harnessLate.Settle(1)
+	assert.Contains(t, overloaded(harnessLate, agent(1, 3*time.Second, 0), 0, 0), "the harness ran 5s late")
+	assert.Empty(t, overloaded(calm, agent(1, time.Hour, 0), 0, -1))
+	assert.Empty(t, overloaded(calm, nil, 0, 0))
+	// An agent that acknowledged its scale after the caller gave up
+	// waiting ran at another pace than its caller: marked, whatever its
+	// lateness; at the same scale as its caller, not.
+	why = overloaded(calm, agent(0.05, 0, 0), 1, 0)
+	assert.True(t, strings.HasPrefix(why, ReasonOverloaded+": the agent in this process acknowledged time scale 0.05 too late, so its caller ran at 1"), why)
+	assert.Empty(t, overloaded(calm, agent(0.05, 0, 0), 0.05, 0))
+	assert.Empty(t, overloaded(calm, agent(0.05, 0, 0), 1, -1))
 }
 
 // CPU pressure comes from the "some" line's total (microseconds).

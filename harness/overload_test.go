@@ -1,14 +1,17 @@
 package harness_test
 
 import (
+	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/agents/hostile"
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
@@ -119,3 +122,102 @@ func TestOverloadedCallIsAHarnessError(t *testing.T) {
 		}
 	})
 }
+
+// lagClock is an agent clock that stalls for jump while the agent's
+// first timer is pending: real time until that timer fires, jump ahead
+// from then on. By the agent's reckoning that timer, and every word of an
+// utterance begun before it, fired jump late: what a process starved of
+// CPU that long sees when it runs again.
+type lagClock struct {
+	jump   time.Duration
+	lagged atomic.Bool
+}
+
+func (c *lagClock) Now() time.Time {
+	if c.lagged.Load() {
+		return time.Now().Add(c.jump)
+	}
+	return time.Now()
+}
+
+func (c *lagClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, func() { c.lagged.Store(true); f() }).Stop
+}
+
+// stoppedClock is an agent clock whose time never moves: its timers fire
+// in real time, and by its reckoning each fires exactly when due.
+type stoppedClock struct{}
+
+func (stoppedClock) Now() time.Time { return time.Unix(1_800_000_000, 0) }
+func (stoppedClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// A call whose in-process agent was starved past the overload bound (its
+// timers and words late by its own clock) is marked overloaded like a
+// call whose harness was: harness_error, the reason naming the agent,
+// the outcome it would have had in a note, the agent's lateness
+// recorded. With the check off it is measured, not marked; an agent
+// whose clock shows no lateness is never so marked; and an agent the
+// runner does not run itself has no such figure.
+func TestStarvedAgentIsAnOverloadedCall(t *testing.T) {
+	cases := fxCases(t, "corr-01")
+	place := func(t *testing.T, clock agents.Clock, bound time.Duration, inProcess bool) *trace.CallEnd {
+		cfg := agents.Careful()
+		cfg.Clock = clock
+		running, err := agents.Start(context.Background(), cfg, "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = running.Close() })
+		r := fxRunner(fxEnv(t))
+		r.OverloadBound = bound
+		if inProcess {
+			r.AgentLateness = running.Agent().Lateness
+		}
+		h := fxRun(t, r, running.URL, cases)[0].History
+		end := h.End()
+		require.NotNil(t, end)
+		if strings.HasPrefix(end.Reason, agentOverloaded) {
+			var noted bool
+			for _, e := range fxKinds(h, trace.KindNote) {
+				if n, ok := e.Data.(*trace.Note); ok && strings.HasPrefix(n.Text, "the call would have ended as ") {
+					noted = true
+				}
+			}
+			assert.True(t, noted, "the outcome it would have had is noted")
+		}
+		return end
+	}
+	// 3 s of real time at scale 0.05 is a minute of script time.
+	t.Run("starved", func(t *testing.T) {
+		end := place(t, &lagClock{jump: 3 * time.Second}, 0, true)
+		assert.Equal(t, trace.OutcomeHarnessError, end.Outcome)
+		assert.True(t, strings.HasPrefix(end.Reason, agentOverloaded), end.Reason)
+		assert.Contains(t, end.Reason, "over the 2s bound")
+		require.NotNil(t, end.AgentLateness)
+		assert.Greater(t, end.AgentLateness.Worst, harness.DefaultOverloadBound)
+		assert.GreaterOrEqual(t, end.AgentLateness.Timers.Max, 3*time.Second, "the first timer, late by the stall")
+	})
+	t.Run("check off", func(t *testing.T) {
+		end := place(t, &lagClock{jump: 3 * time.Second}, -1, true)
+		assert.False(t, strings.HasPrefix(end.Reason, harness.ReasonOverloaded), end.Reason)
+		require.NotNil(t, end.AgentLateness)
+		assert.Greater(t, end.AgentLateness.Worst, harness.DefaultOverloadBound, "still measured")
+	})
+	t.Run("on time", func(t *testing.T) {
+		end := place(t, stoppedClock{}, 0, true)
+		assert.False(t, strings.HasPrefix(end.Reason, agentOverloaded), end.Reason)
+		a := end.AgentLateness
+		require.NotNil(t, a)
+		assert.Positive(t, a.Timers.N, "timers measured")
+		assert.Positive(t, a.Speech.N, "words measured")
+		assert.Zero(t, a.Timers.Max+a.Speech.Max+a.Worst)
+	})
+	t.Run("not in process", func(t *testing.T) {
+		end := place(t, &lagClock{jump: 3 * time.Second}, 0, false)
+		assert.Nil(t, end.AgentLateness)
+		assert.False(t, strings.HasPrefix(end.Reason, agentOverloaded), end.Reason)
+	})
+}
+
+// agentOverloaded starts the reason of a call marked for its agent's lateness.
+const agentOverloaded = harness.ReasonOverloaded + ": the agent in this process ran "

@@ -31,6 +31,15 @@ type Runner struct {
 	// over it as harness_error (ReasonOverloaded); 0 means
 	// DefaultOverloadBound, negative turns the check off.
 	OverloadBound time.Duration
+	// AgentLateness, for an agent this process runs itself (a reference
+	// agent: agents.Server.Lateness), reports how late the agent's own
+	// timers ran in the call with this id. The call records it
+	// (trace.CallEnd.AgentLateness), and a call whose agent ran later than
+	// OverloadBound is marked overloaded as if the harness had: its agent
+	// was starved of the CPU the two share, so the call did not run at its
+	// script's pace. nil: the agent's pace is not known (an agent in
+	// another process is never asked over the wire).
+	AgentLateness func(callID string) (trace.AgentLateness, bool)
 	TimeScale     float64 // offered to the agent; default 1.0
 	Seed          int64   // non-zero: overrides every scenario's seed
 	Suite         string  // label recorded in call.start
@@ -210,6 +219,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		Script: c.Script, Tools: c.Tools, Records: c.Records, Faults: c.Faults,
 		CallDate: c.CallDate, TimeZone: c.TimeZone,
 	})
+	var agentLate *trace.AgentLateness
 	end := func(o trace.Outcome, reason string, res *callsim.Result) *trace.History {
 		ce := &trace.CallEnd{Outcome: o, Reason: reason}
 		if res != nil {
@@ -217,6 +227,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 			ce.Audio = audioDiag(res)
 			l := res.Harness
 			ce.Lateness = &l
+			ce.AgentLateness = agentLate
 		}
 		rec.Record(trace.SourceHarness, trace.KindCallEnd, ce)
 		return rec.Close()
@@ -296,11 +307,19 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 	res.Harness.Backend = bc.Lateness()
 	res.Harness.Settle(effectiveScale(res.TimeScale, scale))
 	res.Harness.CPUPressure = pressureSince(stallRead, wall0, stall0, stallOK)
+	if r.AgentLateness != nil {
+		// Settled at the agent's own scale: the one it acknowledged and
+		// ran its timers at, even if its ack came too late for the
+		// caller to use it.
+		if al, ok := r.AgentLateness(id); ok {
+			agentLate = &al
+		}
+	}
 	// An agent_error no timing shapes (callsim.PacingIndependent: the
 	// agent's junk, which may be what made the harness late) stays the
 	// agent's.
 	junk := outcome == trace.OutcomeAgentError && callsim.PacingIndependent(reason)
-	if why := overloaded(res.Harness, r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError && !junk {
+	if why := overloaded(res.Harness, agentLate, effectiveScale(res.TimeScale, scale), r.OverloadBound); why != "" && outcome != trace.OutcomeHarnessError && !junk {
 		rec.Record(trace.SourceHarness, trace.KindNote, &trace.Note{Text: fmt.Sprintf("the call would have ended as %s", describeOutcome(outcome, reason))})
 		outcome, reason = trace.OutcomeHarnessError, why
 	}

@@ -58,6 +58,11 @@ type CallEnd struct {
 	// Lateness is how late the harness's own scheduled actions ran
 	// against the script in this call. Zero in older histories.
 	Lateness *HarnessLateness `json:"harness_lateness,omitempty"`
+	// AgentLateness is how late the agent's own timers ran in this call,
+	// for an agent the harness runs in its own process and measures
+	// itself (the reference agents); nil for any other agent. It is never
+	// read from the wire: an agent cannot excuse a call by claiming it.
+	AgentLateness *AgentLateness `json:"agent_lateness,omitempty"`
 }
 
 // HarnessLateness is how late the harness's own timers fired in one call,
@@ -81,6 +86,37 @@ type HarnessLateness struct {
 	// pressure stall information): an agent on the same machine starves
 	// with the harness. Absent where the kernel does not report it.
 	CPUPressure *float64 `json:"cpu_pressure,omitempty"`
+}
+
+// AgentLateness is how late an in-process agent's own timers fired in one
+// call, measured on the agent's clock against when each was due: a
+// measure of the machine the agent shares with the harness, never a
+// verdict on the agent. Real time; Worst is in script time, the figure
+// the overload bound applies to.
+type AgentLateness struct {
+	// Timers: every timer the agent set (end of turn, preparation, the
+	// read-back's wait, tool timeouts, polls and back-offs, each word),
+	// from when it was due to when it fired.
+	Timers LatenessStat `json:"timers"`
+	// Speech: each spoken word against its utterance's schedule (the
+	// utterance's start plus its words' time): how far the agent's
+	// speech drifted behind its own pace, which per-timer lateness
+	// understates when every word is a little late.
+	Speech LatenessStat `json:"speech"`
+	// Worst is the larger Max above divided by TimeScale.
+	Worst time.Duration `json:"worst_script"`
+	// TimeScale is the scale the agent acknowledged and ran its timers
+	// at; the caller ran at 1.0 instead when the ack came too late.
+	TimeScale float64 `json:"time_scale"`
+}
+
+// Settle sets TimeScale (1 when scale <= 0) and Worst at it.
+func (l *AgentLateness) Settle(scale float64) {
+	if scale <= 0 {
+		scale = 1
+	}
+	l.TimeScale = scale
+	l.Worst = time.Duration(float64(max(l.Timers.Max, l.Speech.Max)) / scale)
 }
 
 // LatenessStat counts the scheduled actions of one kind in a call and how

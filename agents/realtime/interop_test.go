@@ -238,7 +238,9 @@ func (c *call) check(recordings string) {
 		// No verdict to check. Late frames that were sporadic in some
 		// attempt (p99 within a frame) are the machine's load; frames
 		// late as a rule in every attempt are the caller's.
-		t.Skipf("placed %d times, never kept in real time (last: %s; best p99 %v): a machine this busy cannot measure the call", behindAttempts, s.Reason, c.bestP99)
+		// Under CI=true a failure: such a run tested nothing (interop.Behind).
+		interop.Behind(t, fmt.Sprintf("placed %d times, never kept in real time (last: %s; best p99 %v): a machine this busy cannot measure the call", behindAttempts, s.Reason, c.bestP99))
+		return
 	}
 	if s.Outcome != trace.OutcomeScored {
 		t.Fatalf("outcome %s (%s), want scored", s.Outcome, s.Reason)
