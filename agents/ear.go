@@ -839,6 +839,21 @@ func NewSpeechIndex(dir string) *SpeechIndex {
 	return &SpeechIndex{x: x}
 }
 
+// Has reports whether frame (audio.FrameSamples μ-law bytes) is a loud
+// frame of a cached utterance, exactly.
+func (s *SpeechIndex) Has(frame []byte) bool {
+	if bytes.IndexByte(frame, mulawNegZero) >= 0 {
+		frame = canonMulaw(bytes.Clone(frame))
+	}
+	return len(s.x.lookup(frame)) > 0
+}
+
+// Loud reports whether frame is loud enough to be matched (at or above
+// DefaultMatchFloorDBFS, the index's floor).
+func (s *SpeechIndex) Loud(frame []byte) bool {
+	return audio.LevelDBFS(audio.DecodeMulaw(frame)) >= s.x.floor
+}
+
 // Len is the number of utterances indexed.
 func (s *SpeechIndex) Len() int { return s.x.size() }
 

@@ -42,6 +42,7 @@ suites=(
 	"pipecat smallwebrtc cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^[^n]"
 	"pipecat smallwebrtc no-cancel-on-interruption ./cmd/callproof/ ^TestRunWebRTCPipecatBot$/^no-cancel-on-interruption$"
 	"pipecat all wires-agree ./cmd/callproof/ ^TestPipecatWiresAgree$"
+	"pipecat audio stt-words ./cmd/callproof/ ^TestPipecatSTTWords$"
 	"livekit python careful ./cmd/callproof/ ^TestLiveKitStockAgent$/^careful-"
 	"livekit python flawed ./cmd/callproof/ ^TestLiveKitStockAgent$/^flawed-"
 	"livekit python mcp ./cmd/callproof/ ^TestLiveKitStockAgent$/^mcp-tools$"

@@ -57,6 +57,7 @@ INTEROP_ONLY=(
 	'^TestRunWebRTCPipecatBot$/^(confirms|cancel-on-interruption)$'
 	'^TestRunEvalPipecatCore$'
 	'^TestPipecatWiresAgree$'
+	'^TestPipecatSTTWords$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'
 	'^TestOpenAIAgentBargeInDuringTool$'

@@ -11,12 +11,19 @@
 // utterance into a speech cache on this machine before playing it, and
 // the ear identifies which cached utterance the stream's μ-law frames
 // are. So it recognizes ONLY callproof's own cached utterances, played
-// by callproof's caller on this machine, whose 20 ms frames reach it
-// unchanged and aligned: μ-law as sent, or 16-bit PCM at 8 kHz that
-// re-encodes to the same bytes (as a Pipecat pipeline at 8 kHz passes
-// them on from Twilio or PCMU over WebRTC). Audio resampled on the way
-// (e.g. 8 → 48 → 8 kHz) no longer matches the cache frame for frame;
-// what the ear makes of it is measured in docs/INTEROP.md.
+// by callproof's caller on this machine, whose samples reach it
+// unchanged: μ-law as sent, or 16-bit PCM at 8 kHz that re-encodes to the
+// same bytes (as a Pipecat pipeline at 8 kHz passes them on from Twilio
+// or PCMU over WebRTC, and LiveKit's room input at 8 kHz without its gain
+// control). Audio resampled or gain-controlled on the way no longer
+// matches the cache and is not heard (docs/INTEROP.md).
+//
+// Samples may be lost or added on the way (a WebRTC receiver's jitter
+// buffer stretches time when it must): the stream then slips off the
+// caller's 20 ms frame boundaries and no frame matches. So a loud frame
+// the cache does not hold makes the service look for the boundary in the
+// next 159 samples; a shift that puts a cached frame at the head drops
+// those samples and goes on from there (Stream.Shifts, Stream.Dropped).
 //
 // The protocol, on one WebSocket per audio stream:
 //
@@ -39,7 +46,8 @@
 //
 // A transcript's text is "" when speech was heard but the ear could not
 // tell which cached utterance it was; there are no interim transcripts.
-// GET /v1/streams lists what each finished stream heard (Stream).
+// GET /v1/streams lists what each finished stream heard (Stream), and
+// Config.RecordDir keeps each stream's audio as it arrived.
 //
 // Tests start it in-process (Start) on the loopback address of the network
 // namespace they run in; `callproof agent ear-stt --speech-cache DIR`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -49,6 +50,7 @@ type Message struct {
 	Frames    int `json:"frames,omitempty"`
 	Finals    int `json:"finals,omitempty"`
 	Unmatched int `json:"unmatched,omitempty"`
+	Shifts    int `json:"shifts,omitempty"`
 }
 
 // Message types.
@@ -73,6 +75,10 @@ type Stream struct {
 	// Unmatched counts loud frames that matched no cached utterance: 0
 	// when the audio reached the service unchanged.
 	Unmatched int `json:"unmatched"`
+	// Shifts counts the times the stream slipped off the caller's frame
+	// boundaries and was put back on them, dropping Dropped samples.
+	Shifts  int `json:"shifts"`
+	Dropped int `json:"dropped"`
 }
 
 // Config configures a Server.
@@ -83,6 +89,10 @@ type Config struct {
 	// KeepStreams bounds the finished streams listed; zero:
 	// DefaultKeepStreams.
 	KeepStreams int
+	// RecordDir, when set, gets each stream's audio as it arrived
+	// (stream-SEQ.wav, 8 kHz, before any realignment), to see what a
+	// bot's framework made of the caller's audio.
+	RecordDir string
 	// Logf, when set, gets a line per finished stream.
 	Logf func(format string, args ...any)
 }
@@ -211,17 +221,26 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request) {
 		delete(s.open, conn)
 		s.mu.Unlock()
 	}()
-	st := &stream{conn: conn, enc: enc, ear: agents.NewEar(s.idx), opened: map[string]float64{}}
+	st := &stream{conn: conn, enc: enc, ear: agents.NewEar(s.idx), idx: s.idx, opened: map[string]float64{}, record: s.cfg.RecordDir != ""}
 	st.run()
 	_ = conn.Close()
-	s.finish(enc, st.ear.Stats())
+	s.finish(enc, st)
 }
 
-func (s *Server) finish(enc string, es agents.EarStats) {
+func (s *Server) finish(enc string, str *stream) {
+	es := str.ear.Stats()
 	s.mu.Lock()
 	s.seq++
-	st := Stream{Seq: s.seq, Encoding: enc, Stats: es, Frames: es.Frames, Heard: make([]agents.EarHeard, len(es.Heard)),
-		Onsets: es.Onsets, Sounds: es.Sounds, Unmatched: es.Unmatched}
+	seq := s.seq
+	s.mu.Unlock()
+	if s.cfg.RecordDir != "" { // written before the stream is listed
+		if err := audio.WriteWAVFile(filepath.Join(s.cfg.RecordDir, fmt.Sprintf("stream-%d.wav", seq)), audio.DecodeMulaw(str.rec)); err != nil && s.cfg.Logf != nil {
+			s.cfg.Logf("earstt: stream %d: %v", seq, err)
+		}
+	}
+	s.mu.Lock()
+	st := Stream{Seq: seq, Encoding: enc, Stats: es, Frames: es.Frames, Heard: make([]agents.EarHeard, len(es.Heard)),
+		Onsets: es.Onsets, Sounds: es.Sounds, Unmatched: es.Unmatched, Shifts: str.shifts, Dropped: str.dropped}
 	for i, h := range es.Heard {
 		st.Heard[i] = agents.EarHeard{ID: h.ID, Text: h.Text, CutShort: h.AtOffset}
 	}
@@ -231,21 +250,26 @@ func (s *Server) finish(enc string, es agents.EarStats) {
 	}
 	s.mu.Unlock()
 	if s.cfg.Logf != nil {
-		s.cfg.Logf("earstt: stream %d (%s): %d frames, heard %q, %d onsets, %d sounds, %d unmatched loud frames",
-			st.Seq, enc, st.Frames, es.Texts(), st.Onsets, st.Sounds, st.Unmatched)
+		s.cfg.Logf("earstt: stream %d (%s): %d frames, heard %q, %d onsets, %d sounds, %d unmatched loud frames, realigned %d times (%d samples dropped)",
+			st.Seq, enc, st.Frames, es.Texts(), st.Onsets, st.Sounds, st.Unmatched, st.Shifts, st.Dropped)
 	}
 }
 
 // stream is one WebSocket's audio: its reader decodes, frames and hears
 // it, and writes the ear's messages (one goroutine does both).
 type stream struct {
-	conn   *websocket.Conn
-	enc    string
-	ear    *agents.Ear
-	pend   []byte             // μ-law short of a whole frame
-	odd    []byte             // linear16: a byte short of a sample
-	n      int                // frames heard
-	opened map[string]float64 // onset times by id
+	conn    *websocket.Conn
+	enc     string
+	ear     *agents.Ear
+	idx     *agents.SpeechIndex
+	record  bool
+	rec     []byte             // the audio as it arrived, when recording
+	shifts  int                // times the stream was realigned on the caller's frames
+	dropped int                // samples dropped doing so
+	pend    []byte             // μ-law short of a whole frame
+	odd     []byte             // linear16: a byte short of a sample
+	n       int                // frames heard
+	opened  map[string]float64 // onset times by id
 }
 
 func (st *stream) run() {
@@ -265,7 +289,7 @@ func (st *stream) run() {
 			}
 			if json.Unmarshal(b, &m) == nil && m.Type == TypeCloseStream {
 				es := st.ear.Stats()
-				_ = st.send(Message{Type: TypeClosed, Frames: es.Frames, Finals: es.Finals(), Unmatched: es.Unmatched})
+				_ = st.send(Message{Type: TypeClosed, Frames: es.Frames, Finals: es.Finals(), Unmatched: es.Unmatched, Shifts: st.shifts})
 				_ = st.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 				return
 			}
@@ -290,8 +314,25 @@ func (st *stream) audio(b []byte) error {
 		}
 		b = audio.EncodeMulaw(pcm)
 	}
+	if st.record {
+		st.rec = append(st.rec, b...)
+	}
 	st.pend = append(st.pend, b...)
 	for len(st.pend) >= audio.FrameSamples {
+		if f := st.pend[:audio.FrameSamples]; st.idx.Loud(f) && !st.idx.Has(f) {
+			// A loud frame the cache does not hold: the stream may have
+			// slipped off the caller's frame boundaries (samples lost or
+			// added on the way). Look for the boundary in the next frame's
+			// worth of samples.
+			if len(st.pend) < 2*audio.FrameSamples-1 {
+				break // wait for the samples a shift needs
+			}
+			if k := st.boundary(); k > 0 {
+				st.pend = st.pend[k:]
+				st.shifts++
+				st.dropped += k
+			}
+		}
 		msgs := st.ear.Push(st.pend[:audio.FrameSamples])
 		at := float64(st.n) * audio.FrameDuration.Seconds()
 		st.n++
@@ -306,6 +347,17 @@ func (st *stream) audio(b []byte) error {
 		st.pend = nil
 	}
 	return nil
+}
+
+// boundary is the shift (1..audio.FrameSamples-1 samples) that puts a
+// cached frame at the head of the pending audio, or 0.
+func (st *stream) boundary() int {
+	for k := 1; k < audio.FrameSamples; k++ {
+		if st.idx.Has(st.pend[k : k+audio.FrameSamples]) {
+			return k
+		}
+	}
+	return 0
 }
 
 // event sends one of the ear's messages; at is the stream time of the

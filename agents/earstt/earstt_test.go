@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +118,64 @@ func TestStreamHearsTheCaller(t *testing.T) {
 		assert.Len(t, s.Heard, len(phrases), s.Encoding)
 		assert.Zero(t, s.Unmatched, s.Encoding)
 	}
+}
+
+// TestStreamRealigns: a stream that slipped off the caller's frame
+// boundaries (37 samples before the first utterance, 53 more between two
+// others, as a receiver that adds samples would) is put back on them at
+// each utterance's first loud frame, and every utterance is still heard,
+// no loud frame left unmatched.
+func TestStreamRealigns(t *testing.T) {
+	dir := t.TempDir()
+	pcm := callerStream(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec := t.TempDir()
+	srv, err := Start(ctx, "127.0.0.1:0", Config{SpeechCache: dir, Logf: t.Logf, RecordDir: rec})
+	require.NoError(t, err)
+	defer srv.Close()
+	ulaw := audio.EncodeMulaw(pcm)
+	silence := func(n int) []byte { return audio.EncodeMulaw(make(audio.PCM, n)) }
+	mid := audio.Samples(600*time.Millisecond) + len(callerPCMOf(t, dir, phrases[0]))
+	mid = (mid + audio.FrameSamples - 1) / audio.FrameSamples * audio.FrameSamples // the gap after the first
+	body := append(append(append(silence(37), ulaw[:mid]...), silence(53)...), ulaw[mid:]...)
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, srv.URL+"?encoding=mulaw&sample_rate=8000", nil)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.WriteMessage(websocket.BinaryMessage, body))
+	require.NoError(t, conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"close_stream"}`)))
+	var texts []string
+	var last Message
+	for {
+		var m Message
+		if err := conn.ReadJSON(&m); err != nil {
+			break
+		}
+		if m.Type == TypeTranscript {
+			texts = append(texts, *m.Text)
+		}
+		last = m
+	}
+	assert.Equal(t, phrases, texts)
+	require.Equal(t, TypeClosed, last.Type)
+	assert.Zero(t, last.Unmatched)
+	assert.Equal(t, 2, last.Shifts)
+	require.Eventually(t, func() bool { return len(srv.Streams()) == 1 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 37+53, srv.Streams()[0].Dropped)
+	// The recording is the stream as it arrived, slips included.
+	got, err := audio.ReadWAVFile(filepath.Join(rec, "stream-1.wav"))
+	require.NoError(t, err)
+	assert.True(t, slices.Equal(audio.DecodeMulaw(body), got), "the recording: %d samples, sent %d", len(got), len(body))
+}
+
+// callerPCMOf is one phrase as the caller's cache holds it.
+func callerPCMOf(t *testing.T, dir, text string) audio.PCM {
+	t.Helper()
+	synth, err := audio.NewSynth(audio.DefaultVoice)
+	require.NoError(t, err)
+	pcm, err := (&audio.Cache{Dir: dir, Synth: synth}).Speech(context.Background(), text)
+	require.NoError(t, err)
+	return pcm
 }
 
 // TestRefusesOtherAudio: the service takes the caller's 8 kHz mono audio

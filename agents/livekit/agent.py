@@ -9,7 +9,11 @@ offline:
 
 - speech-to-text: PocketSphinxSTT (stt.STT, batch recognition; the session
   runs it on the VAD's segments), pocketsphinx from PyPI with the English
-  model its wheel carries;
+  model its wheel carries; or, with --stt ear --stt-url URL, EarSTT (a
+  streaming stt.STT) on callproof's earstt, a scripted stand-in for a
+  cloud STT that recognizes only callproof's own cached utterances (the
+  room input then at 8 kHz without gain control, so the caller's samples
+  reach it unchanged);
 - text-to-speech: FliteTTS (tts.TTS), the flite binary;
 - the model: openai.LLM with base_url pointing at agents/pipecat's
   fake_llm.py, a scripted stand-in for the cloud model.
@@ -90,7 +94,7 @@ from livekit.agents import (
     tts,
     utils,
 )
-from livekit.agents.voice import SpeechHandle
+from livekit.agents.voice import SpeechHandle, room_io
 from livekit.agents.types import NOT_GIVEN, NotGivenOr
 from livekit.plugins import openai, silero
 
@@ -109,6 +113,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--voice", default="kal16", help="flite's voice")
     p.add_argument("--tools", choices=["http", "mcp"], default="http",
                    help="http: update_order posts to the call's tools URL; mcp: LiveKit's MCPToolset on its MCP URL")
+    p.add_argument("--stt", choices=["pocketsphinx", "ear"], default="pocketsphinx",
+                   help="pocketsphinx: batch recognition in the agent; ear: callproof's earstt at --stt-url (a scripted fake cloud STT)")
+    p.add_argument("--stt-url", default="", help="--stt ear: the service's ws://HOST:PORT/v1/listen")
     args, rest = p.parse_known_args()
     sys.argv = [sys.argv[0], *rest]
     return args
@@ -190,6 +197,93 @@ class PocketSphinxSTT(stt.STT):
             type=stt.SpeechEventType.FINAL_TRANSCRIPT,
             alternatives=[stt.SpeechData(text=text, language="en")],
         )
+
+
+EAR_RATE = 8000  # the caller's rate: earstt takes its frames unresampled
+
+
+class EarSTT(stt.STT):
+    """A streaming speech-to-text service reached over a WebSocket, as a
+    LiveKit user adds a cloud STT: the caller's audio goes out as 16-bit
+    PCM at 8 kHz, and each final transcript comes back as a
+    FINAL_TRANSCRIPT. Its server here is callproof's earstt
+    (agents/earstt/doc.go has the protocol), a SCRIPTED FAKE standing in
+    for the cloud service: it recognizes only callproof's own cached
+    utterances, by their 20 ms μ-law frames, so the session's audio input
+    runs at 8 kHz (--stt ear sets the room input's sample_rate) and the
+    stream resamples nothing."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(capabilities=stt.STTCapabilities(streaming=True, interim_results=False))
+        self._url = url
+
+    @property
+    def model(self) -> str:
+        return "callproof earstt"
+
+    @property
+    def provider(self) -> str:
+        return "callproof"
+
+    async def _recognize_impl(
+        self,
+        buffer: utils.AudioBuffer,
+        *,
+        language: NotGivenOr[str] = NOT_GIVEN,
+        conn_options: APIConnectOptions,
+    ) -> stt.SpeechEvent:
+        raise NotImplementedError("earstt streams: use stream()")
+
+    def stream(
+        self,
+        *,
+        language: NotGivenOr[str] = NOT_GIVEN,
+        conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
+    ) -> EarStream:
+        return EarStream(stt=self, url=self._url, conn_options=conn_options)
+
+
+class EarStream(stt.RecognizeStream):
+    def __init__(self, *, stt: EarSTT, url: str, conn_options: APIConnectOptions) -> None:
+        super().__init__(stt=stt, conn_options=conn_options, sample_rate=EAR_RATE)
+        self._url = url
+
+    async def _run(self) -> None:
+        url = f"{self._url}?encoding=linear16&sample_rate={EAR_RATE}&channels=1"
+        async with aiohttp.ClientSession() as session, session.ws_connect(url) as ws:
+
+            async def send() -> None:
+                rates = set()
+                async for data in self._input_ch:
+                    if isinstance(data, rtc.AudioFrame):
+                        if data.sample_rate not in rates:
+                            rates.add(data.sample_rate)
+                            logger.info("earstt: audio at %d Hz, %d channel(s)", data.sample_rate, data.num_channels)
+                        await ws.send_bytes(data.data.tobytes())
+                await ws.send_str(json.dumps({"type": "close_stream"}))
+
+            async def recv() -> None:
+                async for msg in ws:
+                    if msg.type != aiohttp.WSMsgType.TEXT:
+                        continue
+                    m = json.loads(msg.data)
+                    if m.get("type") == "speech_started":
+                        self._event_ch.send_nowait(stt.SpeechEvent(type=stt.SpeechEventType.START_OF_SPEECH))
+                    elif m.get("type") == "transcript" and m.get("is_final"):
+                        text = m.get("text", "")
+                        logger.info("heard: %r", text)
+                        if text:
+                            self._event_ch.send_nowait(stt.SpeechEvent(
+                                type=stt.SpeechEventType.FINAL_TRANSCRIPT,
+                                alternatives=[stt.SpeechData(text=text, language="en")],
+                            ))
+                        self._event_ch.send_nowait(stt.SpeechEvent(type=stt.SpeechEventType.END_OF_SPEECH))
+
+            tasks = [asyncio.create_task(send()), asyncio.create_task(recv())]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                await utils.aio.gracefully_cancel(*tasks)
 
 
 class FliteTTS(tts.TTS):
@@ -423,7 +517,7 @@ async def entrypoint(ctx: JobContext) -> None:
 
     session = AgentSession(
         vad=ctx.proc.userdata["vad"],
-        stt=PocketSphinxSTT(),
+        stt=EarSTT(ARGS.stt_url) if ARGS.stt == "ear" else PocketSphinxSTT(),
         llm=openai.LLM(model="fake", base_url=ARGS.llm_url, api_key="not-used-by-the-fake"),
         tts=FliteTTS(ARGS.voice),
         turn_handling={
@@ -448,7 +542,17 @@ async def entrypoint(ctx: JobContext) -> None:
             if ev.new_state == "speaking":
                 guard.interrupt()
 
-    await session.start(agent=agent, room=ctx.room)
+    logger.info("call %s: stt %s", call.get("callId", "?"), type(session.stt).__name__)
+    # earstt hears the caller's 8 kHz frames as they were sent: the room
+    # input at 8 kHz, so that nothing on the way resamples them, and
+    # without the automatic gain control LiveKit's room input applies by
+    # default (it changes every sample).
+    room_options = (
+        room_io.RoomOptions(audio_input=room_io.AudioInputOptions(sample_rate=EAR_RATE, auto_gain_control=False))
+        if ARGS.stt == "ear"
+        else NOT_GIVEN
+    )
+    await session.start(agent=agent, room=ctx.room, room_options=room_options)
 
 
 @server.on("worker_registered")

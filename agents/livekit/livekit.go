@@ -31,6 +31,10 @@ type Config struct {
 	// MCPToolset on the call's MCP URL) instead of its update_order over
 	// HTTP.
 	MCP bool
+	// STTURL, when set, has the agent hear the caller with earstt at
+	// that URL (--stt ear --stt-url: agents/earstt, the scripted stand-in
+	// for a cloud STT); empty: pocketsphinx.
+	STTURL string
 }
 
 // Agent is the running agent. Log and Stop (SIGTERM to its process group,
@@ -50,6 +54,9 @@ func Start(ctx context.Context, python, root, url, apiKey, apiSecret, llmURL str
 	}
 	if c.MCP {
 		args = append(args, "--tools", "mcp")
+	}
+	if c.STTURL != "" {
+		args = append(args, "--stt", "ear", "--stt-url", c.STTURL)
 	}
 	cmd := exec.Command(python, append(args, "start", "--log-level", "info")...)
 	cmd.Dir = filepath.Join(root, "agents", "livekit")

@@ -182,6 +182,7 @@ class EarSTT(STTService):
     def __init__(self, url: str, **kwargs):
         super().__init__(settings=STTSettings(model="callproof earstt", language=Language.EN), **kwargs)
         self._url = url
+        self._sent = 0
         self._session: aiohttp.ClientSession | None = None
         self._ws = None
         self._reader = None
@@ -222,9 +223,16 @@ class EarSTT(STTService):
     async def run_stt(self, audio: bytes):
         if self._ws is not None and not self._ws.closed:
             await self._ws.send_bytes(audio)
+            self._sent += len(audio)
         yield None
 
     async def _read(self):
+        try:
+            await self._read_messages()
+        finally:
+            logger.info(f"earstt: stream closed ({self._ws.close_code}) after {self._sent // 2} samples sent")
+
+    async def _read_messages(self):
         async for msg in self._ws:
             if msg.type != aiohttp.WSMsgType.TEXT:
                 continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/agents/earstt"
 	lkagent "github.com/callproof/callproof/agents/livekit"
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/callsim/livekit"
@@ -82,6 +83,9 @@ func liveKitStockCases(root string) []pipecatCase {
 	cases := pipecatCases(root, regexp.QuoteMeta(livekit.ReasonAgentLeft))
 	for i, tc := range cases {
 		tc.name, tc.transport = names[tc.name], transportLiveKit
+		if os.Getenv(envLiveKitSTT) == sttEar {
+			tc.stt = sttEar // the agent hears the caller with earstt
+		}
 		if tc.name == "flawed-barge-in" {
 			// Unlike Pipecat's over Twilio, this agent's pocketsphinx
 			// often hears the "stop": the fake model then puts the landed
@@ -172,8 +176,16 @@ func placeLiveKitStock(ctx context.Context, t *testing.T, python, root, speech s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = fake.Stop() })
-	agent, err := lkagent.Start(sctx, python, root, s.URL, lkserver.APIKey, lkserver.APISecret, fake.URL,
-		lkagent.Config{InterruptTools: tc.cancel, MCP: tc.tools == "mcp"})
+	cfg := lkagent.Config{InterruptTools: tc.cancel, MCP: tc.tools == "mcp"}
+	if tc.stt == sttEar {
+		ear, err := earstt.Start(sctx, "127.0.0.1:0", earstt.Config{SpeechCache: speech, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ear.Close)
+		cfg.STTURL = ear.URL
+	}
+	agent, err := lkagent.Start(sctx, python, root, s.URL, lkserver.APIKey, lkserver.APISecret, fake.URL, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +248,9 @@ func runLiveKitStock(ctx context.Context, t *testing.T, python, root string, tc 
 		t.Errorf("show %s: update_order received %d times\n%s\nthe fake model's requests:\n%s", tc.call, writes, timeline, log)
 	}
 	score := loadScore(t, out, tc.call)
+	if tc.stt != "" {
+		measureSTT(t, out, tc.stt, tc.call, p.agentLog(), false)
+	}
 	// A LiveKit worker drains its jobs and exits on SIGTERM: it must not
 	// need killing.
 	if _, err := agent.Stop(); err != nil {

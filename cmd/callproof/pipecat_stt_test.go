@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,12 +26,20 @@ var (
 	botHeardLine = regexp.MustCompile(`heard: (.*)$`)
 )
 
-// botHeard splits a bot's log by call: the transcripts of each call's last
+// botHeard splits a bot's log (text lines, or JSON lines with the text in
+// "message") by call: the transcripts of each call's last
 // placement (the calls ran one at a time), in order.
 func botHeard(log string) map[string][]string {
 	out := map[string][]string{}
 	call := ""
 	for _, line := range strings.Split(log, "\n") {
+		// LiveKit's worker logs JSON lines: the words are the message.
+		var j struct {
+			Message string `json:"message"`
+		}
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &j) == nil {
+			line = j.Message
+		}
 		if m := botCallLine.FindStringSubmatch(line); m != nil {
 			call = m[1]
 			out[call] = []string{} // a placement again: its last one counts
@@ -51,26 +62,44 @@ func pyString(s string) string {
 	return strings.NewReplacer(`\'`, `'`, `\"`, `"`, `\\`, `\`).Replace(s)
 }
 
-// callerSaid is what the caller said in call's history, utterance by
+// callerSaid is what the caller said in a call's history, utterance by
 // utterance.
-func callerSaid(t *testing.T, out, call string) []string {
+func callerSaid(h *trace.History) []string {
+	var said []string
+	for _, e := range h.Events {
+		if cs, ok := e.Data.(*trace.CallerSpeech); ok && e.Kind == trace.KindCallerSpeechFinal {
+			said = append(said, cs.Text)
+		}
+	}
+	return said
+}
+
+// measureSTT logs what the bot's STT (stt) heard of each call of the run
+// in out against what its caller said, and the total over the calls as
+// "interop: stt STT NAME: …"; strict, with earstt every utterance must be
+// heard word for word.
+func measureSTT(t *testing.T, out, stt, name, botLog string, strict bool) sttScore {
 	t.Helper()
 	saved, err := harness.LoadRun(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var said []string
+	heardBy := botHeard(botLog)
+	var total sttScore
 	for _, h := range saved.Histories {
-		if h.Call != call {
-			continue
+		said, heard := callerSaid(h), heardBy[h.Call]
+		sc := scoreSTT(said, heard)
+		t.Logf("stt %s %s: %s; heard %q", stt, h.Call, sc, heard)
+		if strict && stt == sttEar && sc.Exact != sc.Utterances {
+			t.Errorf("earstt, %s: %s\nsaid %q\nheard %q", h.Call, sc, said, heard)
 		}
-		for _, e := range h.Events {
-			if cs, ok := e.Data.(*trace.CallerSpeech); ok && e.Kind == trace.KindCallerSpeechFinal {
-				said = append(said, cs.Text)
-			}
-		}
+		total.add(sc)
 	}
-	return said
+	t.Logf("interop: stt %s %s: %s", stt, name, total)
+	if strict && total.Utterances == 0 {
+		t.Errorf("no caller utterance in %s", out)
+	}
+	return total
 }
 
 var (
@@ -150,8 +179,52 @@ func TestScoreSTT(t *testing.T) {
 	if s.Exact != 1 || s.Errors != 0 {
 		t.Errorf("in segments: %+v", s)
 	}
-	heard := botHeard("x\ncall int-05: stt EarSTT\nheard: 'a'\ncall int-05: stt EarSTT\nheard: \"don't\"\nheard: ''\ncall int-06: stt EarSTT\n")
-	if got := fmt.Sprint(heard); got != "map[int-05:[don't] int-06:[]]" {
+	heard := botHeard("x\ncall int-05: stt EarSTT\nheard: 'a'\ncall int-05: stt EarSTT\nheard: \"don't\"\nheard: ''\n" +
+		`{"message": "call int-06: stt EarSTT", "level": "INFO"}` + "\n" + `{"message": "heard: 'Sorry, make that 4.'", "pid": 1}` + "\n")
+	if got := fmt.Sprint(heard); got != "map[int-05:[don't] int-06:[Sorry, make that 4.]]" {
 		t.Errorf("botHeard: %s", got)
+	}
+}
+
+// TestPipecatSTTWords measures what the Pipecat bot's speech-to-text
+// hears of the core suite's eleven caller utterances (pc-stt-words-1..3:
+// each once, 2.5 s apart, in three calls), over Twilio and over SmallWebRTC (in a network
+// namespace, as TestRunWebRTCPipecatBot), with earstt and with
+// pocketsphinx: each run logs "interop: stt STT pc-stt-words: …" (the
+// figures of docs/INTEROP.md). earstt must hear every utterance word for
+// word; pocketsphinx's figures are only logged. make interop only.
+func TestPipecatSTTWords(t *testing.T) {
+	suite := func(root string) []string {
+		return []string{"--suite", filepath.Join(root, "agents", "pipecat", "testdata", "stt-words")}
+	}
+	words := func(root, transport, stt string) pipecatCase {
+		return pipecatCase{name: transport + "-" + stt, transport: transport, stt: stt, cancel: true,
+			suite: suite(root), call: "pc-stt-words", measure: true}
+	}
+	stts := []string{sttEar, sttPocketSphinx}
+	if os.Getenv(envPipecatNetns) != "" {
+		// The child, inside the namespace: one case (-test.run).
+		ctx, python, root := pipecatVenv(t)
+		speech := t.TempDir()
+		for _, stt := range stts {
+			tc := words(root, transportWebRTC, stt)
+			t.Run(tc.name, func(t *testing.T) { runPipecat(ctx, t, python, root, speech, tc) })
+		}
+		return
+	}
+	ctx, python, root := pipecatVenv(t)
+	speech := t.TempDir()
+	for _, stt := range stts {
+		tc := words(root, transportTwilio, stt)
+		t.Run(tc.name, func(t *testing.T) { runPipecat(ctx, t, python, root, speech, tc) })
+	}
+	ns := pipecatNetns(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stt := range stts {
+		name := transportWebRTC + "-" + stt
+		t.Run(name, func(t *testing.T) { runInNetns(ctx, t, ns, self, "TestPipecatSTTWords", name) })
 	}
 }

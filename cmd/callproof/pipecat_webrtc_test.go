@@ -67,12 +67,24 @@ func TestRunWebRTCPipecatBot(t *testing.T) {
 	}
 }
 
-// runPipecatNetns runs the case name in a child inside the namespace ns.
+// runPipecatNetns runs the case name of TestRunWebRTCPipecatBot in a
+// child inside the namespace ns.
 func runPipecatNetns(ctx context.Context, t *testing.T, ns, self, name string) {
-	cctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	runInNetns(ctx, t, ns, self, "TestRunWebRTCPipecatBot", name)
+}
+
+// runInNetns runs the subtest name of test in a child inside the
+// namespace ns.
+func runInNetns(ctx context.Context, t *testing.T, ns, self, test, name string) {
+	runInNetnsFor(ctx, t, ns, self, test, name, 8*time.Minute)
+}
+
+// runInNetnsFor is runInNetns with the child's time bound.
+func runInNetnsFor(ctx context.Context, t *testing.T, ns, self, test, name string, bound time.Duration) {
+	cctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "ip", "netns", "exec", ns, self,
-		"-test.run", "^TestRunWebRTCPipecatBot$/^"+regexp.QuoteMeta(name)+"$", "-test.v", "-test.count=1", "-test.timeout=8m")
+		"-test.run", "^"+test+"$/^"+regexp.QuoteMeta(name)+"$", "-test.v", "-test.count=1", "-test.timeout="+bound.String())
 	cmd.Env = append(os.Environ(), envPipecatNetns+"="+ns)
 	out, err := cmd.CombinedOutput()
 	t.Logf("the child, in %s:\n%s", ns, out)
