@@ -165,9 +165,27 @@ func (c *Conn) start(ctx context.Context, st native.Start) error {
 	case <-c.joined:
 		return fmt.Errorf("livekit: the agent joined room %s but published no audio track within %s", c.room, wait)
 	default:
-		return fmt.Errorf("livekit: no agent joined room %s within %s", c.room, wait)
+		return fmt.Errorf("livekit: no agent joined room %s within %s: %s", c.room, wait, noAgentWhy(c.t.AgentName))
 	}
 }
+
+// noAgentWhy names what keeps an agent from being dispatched: no worker
+// at all, or only workers reporting themselves full. livekit-server
+// (v1.13.5, selectWorkerWeightedByLoad) weighs its workers by 1 - load and
+// gives no job to one whose load is 1, and LiveKit Agents' default load
+// is the machine's CPU use, which a busy machine's always is. The server
+// has no API that lists its workers, so preflight cannot tell.
+func noAgentWhy(agentName string) string {
+	who := "the server's automatic dispatch brought no agent (is an unnamed worker registered?"
+	if agentName != "" {
+		who = fmt.Sprintf("no worker registered as agent %q took the job (is one registered on this server?", agentName)
+	}
+	return who + " " + NoAgentBusy + ")"
+}
+
+// NoAgentBusy is the part of the "no agent joined" reason that names a busy
+// worker: registered, but refused every job.
+const NoAgentBusy = "a worker reporting a load of 1 is never dispatched: livekit-server weighs workers by 1 - load, and LiveKit Agents' default load is the machine's CPU use"
 
 // trackSubscribed takes the first audio track subscribed as the agent's.
 func (c *Conn) trackSubscribed(tr *pion.TrackRemote, _ *lksdk.RemoteTrackPublication, rp *lksdk.RemoteParticipant) {

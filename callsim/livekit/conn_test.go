@@ -183,6 +183,17 @@ func TestAgentNeverJoins(t *testing.T) {
 	err = conn.Send(ctx, start("c2"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no agent joined room "+RoomPrefix)
+	assert.Contains(t, err.Error(), "the server's automatic dispatch brought no agent")
+	assert.Contains(t, err.Error(), NoAgentBusy)
+}
+
+// The "no agent joined" reason names the agent dispatched by name, and a
+// busy worker as a reason it may not have been.
+func TestNoAgentWhy(t *testing.T) {
+	why := noAgentWhy("callproof-stock")
+	assert.Contains(t, why, `no worker registered as agent "callproof-stock" took the job`)
+	assert.Contains(t, why, "load of 1")
+	assert.Contains(t, noAgentWhy(""), "automatic dispatch")
 }
 
 // A server that is down fails the dial (and the probe).

@@ -26,6 +26,7 @@ func TestProtocolDocMatchesLiveKit(t *testing.T) {
 		"livekit.EnvAPISecret":         EnvAPISecret,
 		"livekit.EventAgentState":      EventAgentState,
 		"livekit.ReasonAgentLeft":      ReasonAgentLeft,
+		"livekit.NoAgentBusy":          NoAgentBusy,
 	}
 	undocumented := map[string]string{
 		"livekit.EnvURL": "stated as $LIVEKIT_URL beside --agent",

@@ -39,6 +39,10 @@ type Worker struct {
 	AgentName string
 	// Run plays the agent in one job's room until ctx ends or it leaves.
 	Run func(ctx context.Context, j Job)
+	// Load is the load the worker reports once registered (0 to 1), as a
+	// LiveKit Agents worker reports its own: at 1 the server dispatches
+	// it no job (tests of a busy worker).
+	Load float32
 
 	ws     *websocket.Conn
 	wmu    sync.Mutex // ws writes
@@ -89,6 +93,13 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("livekit worker: no registration answer: %v", err)
 	}
 	_ = ws.SetReadDeadline(time.Time{})
+	if w.Load > 0 {
+		if err := w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_UpdateWorker{UpdateWorker: &livekit.UpdateWorkerStatus{
+			Status: livekit.WorkerStatus_WS_AVAILABLE.Enum(), Load: w.Load}}}); err != nil {
+			_ = ws.Close()
+			return fmt.Errorf("livekit worker: reporting its load: %w", err)
+		}
+	}
 	jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel, w.done = jcancel, make(chan struct{})
 	go w.serve(jctx)
