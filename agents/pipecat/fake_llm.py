@@ -27,6 +27,11 @@ sent instead (read_conversation, below): the caller's words so far, the
 tool calls in the context and their results, and the tools the request
 offers (their JSON schemas in the request's `tools`).
 
+A write whose offered schema has an idempotency_key parameter (the MCP
+endpoint's consequential tools: docs/PROTOCOL.md, "Tools over MCP") is
+keyed as a careful model keys it (keyed, below): a retry of the same write
+carries the key it was sent with, any other write a new one.
+
 Each request and what the fake did is appended to --log as a JSON line.
 It prints "listening on http://HOST:PORT/v1" once it is serving.
 """
@@ -55,11 +60,56 @@ def last_user_text(messages: list[dict]) -> str:
 
 STOP_WORDS = ("stop", "wait", "don't")
 
+# The MCP endpoint's optional arguments of a consequential tool
+# (mcptools.ArgIdempotencyKey, mcptools.ArgStateVersion): what carries the
+# Idempotency-Key and X-State-Version headers' values over MCP, never one
+# of the write's own arguments.
+KEY_ARG, VERSION_ARG = "idempotency_key", "state_version"
+
+
+def own_args(args: dict) -> dict:
+    """A tool call's arguments without the key and the version."""
+    if not isinstance(args, dict):
+        return args
+    return {k: v for k, v in args.items() if k not in (KEY_ARG, VERSION_ARG)}
+
+
+def offers_key(tools: list | None, name: str) -> bool:
+    """Whether the request offers tool name with an idempotency_key."""
+    for spec in tools or []:
+        f = spec.get("function", spec)
+        if f.get("name") == name:
+            return KEY_ARG in ((f.get("parameters") or {}).get("properties") or {})
+    return False
+
+
+def keyed(messages: list[dict], tools: list | None, name: str, args: dict, fresh: str) -> dict:
+    """args with the idempotency_key a careful model gives them, when the
+    tool offers one: the key of the tool's last call in the conversation
+    when that call had the same arguments (a retry of the same write:
+    replayed if it landed, run afresh if it was withdrawn), else fresh, a
+    key not used before."""
+    if not offers_key(tools, name):
+        return args
+    key = fresh
+    for m in reversed(messages):
+        calls = [tc for tc in m.get("tool_calls") or [] if tc.get("function", {}).get("name") == name]
+        if calls:
+            try:
+                last = json.loads(calls[-1]["function"].get("arguments") or "{}")
+            except ValueError:
+                break
+            if own_args(last) == own_args(args) and isinstance(last.get(KEY_ARG), str):
+                key = last[KEY_ARG]
+            break
+    return {**own_args(args), KEY_ARG: key}
+
 
 def last_update(messages: list[dict]) -> dict | None:
-    """The arguments of the last update_order the model called, if any."""
+    """The arguments of the last update_order the model called, if any
+    (its own: without the key)."""
     call = last_update_call(messages)
-    return json.loads(call["function"]["arguments"] or "{}") if call else None
+    return own_args(json.loads(call["function"]["arguments"] or "{}")) if call else None
 
 
 def last_update_call(messages: list[dict]) -> dict | None:
@@ -107,12 +157,13 @@ def ended(messages: list[dict]) -> bool:
 
 
 def answered_args(messages: list[dict]) -> dict:
-    """The arguments of the tool call the last tool message answers."""
+    """The arguments of the tool call the last tool message answers (its
+    own: without the key)."""
     tool_id = messages[-1].get("tool_call_id")
     for m in reversed(messages):
         for tc in m.get("tool_calls") or []:
             if tc.get("id") == tool_id:
-                return json.loads(tc["function"]["arguments"] or "{}")
+                return own_args(json.loads(tc["function"]["arguments"] or "{}"))
     return {}
 
 
@@ -206,7 +257,9 @@ class Tool:
         self.name: str = f.get("name", "")
         self.description: str = f.get("description") or ""
         params = f.get("parameters") or {}
-        self.params: dict = params.get("properties") or {}
+        # The key and the version the MCP endpoint offers carry no value
+        # of the caller's (keyed fills in the key).
+        self.params: dict = own_args(params.get("properties") or {})
         self.required: list = params.get("required") or []
         self.reads = self.name.split("_")[0].lower() in READ_VERBS
 
@@ -399,7 +452,7 @@ def read_conversation(messages: list[dict], tools: list) -> tuple[str, object]:
             t = by_name.get(tc.get("function", {}).get("name"))
             if t is not None:
                 try:
-                    args = json.loads(tc["function"].get("arguments") or "{}")
+                    args = own_args(json.loads(tc["function"].get("arguments") or "{}"))
                 except ValueError:
                     args = {}
                 calls.append((i, tc.get("id"), t, args))
@@ -474,6 +527,7 @@ class Fake:
             self.request_args = json.loads(args.request_args)
             self.restore_args = json.loads(args.restore_args)
         self.calls = 0
+        self.keys = 0  # keys made: each new write's is fake-N
 
     def decide(self, messages: list[dict], tools: list | None = None) -> tuple[str, object]:
         if self.args.mode == "conversation":
@@ -508,6 +562,10 @@ class Fake:
         req = await request.json()
         messages = req.get("messages") or []
         what, payload = self.decide(messages, req.get("tools"))
+        if what == "call":
+            name, args, words = payload
+            self.keys += 1
+            payload = (name, keyed(messages, req.get("tools"), name, args, f"fake-{self.keys}"), words)
         with open(self.args.log, "a") as f:
             f.write(json.dumps({"last": messages[-1] if messages else None, "do": what, "with": payload}) + "\n")
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "X-Fake": "scripted fake model"})

@@ -107,17 +107,21 @@ func liveKitStockCases(root string) []pipecatCase {
 // the buckets). Both in one child, so that both meet the same minute of
 // the shared machine.
 func compareLiveKitMCP(ctx context.Context, t *testing.T, python, root string, tc pipecatCase) {
-	_, h := runLiveKitStock(ctx, t, python, root, tc)
+	hout, h := runLiveKitStock(ctx, t, python, root, tc)
 	mc := tc
 	mc.tools = "mcp"
 	mc.show = append(slices.Clone(tc.show), liveKitMCPNotes[tc.name]...)
 	if len(liveKitMCPNotes[tc.name]) == 0 {
 		mc.absent = append(slices.Clone(tc.absent), `mcp: `) // nothing but calls reached the endpoint
 	}
-	_, m := runLiveKitStock(ctx, t, python, root, mc)
+	mout, m := runLiveKitStock(ctx, t, python, root, mc)
 	if t.Failed() || len(h.Axes) == 0 || len(m.Axes) == 0 {
 		return
 	}
+	// Every write keyed both ways: the HTTP tool sets the header, and over
+	// MCP the fake model fills in the idempotency_key the endpoint offers.
+	assertGateRule(t, hout, harness.RuleIdempotentRetries)
+	assertGateRule(t, mout, harness.RuleIdempotentRetries)
 	t.Logf("interop livekit python mcp %s: http %s, mcp %s", tc.call, axesLine(h), axesLine(m))
 	if tc.cancel {
 		sameVerdicts(t, tc.call, h, m)

@@ -280,6 +280,10 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 		// accuracy figures).
 		measureSTT(t, out, stt, tc.call, bot.Log(), false)
 	}
+	// Every write is keyed, whichever way the tools go: the HTTP handler
+	// sets the Idempotency-Key, and over MCP the fake model fills in the
+	// idempotency_key argument the endpoint offers, as a careful model does.
+	assertGateRule(t, out, harness.RuleIdempotentRetries)
 	// Over the wires that carry the bot's words (RTVI bot-output), a call
 	// in which the bot confirmed has confirmation_matches_backend decided
 	// from them, never left unknown.
@@ -319,6 +323,21 @@ func pipecatSTT(transport string) string {
 		return sttPocketSphinx
 	}
 	return sttEar
+}
+
+// assertGateRule checks that the release gate's rule holds on the run in
+// out.
+func assertGateRule(t *testing.T, out string, rule harness.Rule) {
+	t.Helper()
+	saved, err := harness.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range harness.GateRun(saved, harness.Policy{}).Rules {
+		if r.Rule == rule && !r.Holds {
+			t.Errorf("the gate's %s rule fails: %+v", rule, r.Violations)
+		}
+	}
 }
 
 // confirmed reports whether the fake model's log (one JSON line per

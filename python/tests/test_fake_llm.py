@@ -170,3 +170,61 @@ def test_the_bots_documented_numbers_are_its_constants():
                                      "POLLS", "VERIFY_READS"}
     for name, value in found:
         assert float(value) == consts[name], name
+
+
+# --- keys (either mode) ------------------------------------------------------
+#
+# A write whose offered schema has an idempotency_key (the MCP endpoint's
+# consequential tools, docs/PROTOCOL.md "Tools over MCP") is keyed as a
+# careful model keys it: a retry of the same write carries the key it was
+# sent with, another write a new one, and neither the key nor the state
+# version counts as one of the write's own arguments.
+
+KEY, VERSION = fake.KEY_ARG, fake.VERSION_ARG
+MCP_TOOLS = [fn("update_order", {"order_number": ORDER, "delivery_date": {"type": "string", "format": "date"},
+                                 "quantity": {"type": "integer"}, KEY: {"type": "string", "maxLength": 255},
+                                 VERSION: {"type": "integer"}}, ["order_number"])]
+WANT = {"order_number": "5590", "delivery_date": "2026-12-03"}
+BACK = {"order_number": "5590", "delivery_date": "2026-11-28"}
+
+
+def test_a_new_write_gets_a_new_key_only_when_offered():
+    assert fake.keyed([], MCP_TOOLS, "update_order", WANT, "fake-1") == {**WANT, KEY: "fake-1"}
+    assert fake.keyed([], TOOLS, "update_order", WANT, "fake-1") == WANT, "the HTTP tool's handler sets the header"
+    assert fake.keyed([], [], "update_order", WANT, "fake-1") == WANT
+
+
+def test_a_retry_of_the_same_write_reuses_its_key():
+    msgs = [call("c1", "update_order", {**WANT, KEY: "fake-1"}), result("c1", "CANCELLED by user")]
+    assert fake.keyed(msgs, MCP_TOOLS, "update_order", WANT, "fake-2")[KEY] == "fake-1"
+    assert fake.keyed(msgs, MCP_TOOLS, "update_order", BACK, "fake-2")[KEY] == "fake-2", "another write"
+
+
+def test_the_same_arguments_after_another_write_are_a_new_write():
+    """Put back, then asked for again: not a retry of the first (its key
+    would replay the first answer and change nothing)."""
+    msgs = [call("c1", "update_order", {**WANT, KEY: "fake-1"}), result("c1", {"ok": True}),
+            call("c2", "update_order", {**BACK, KEY: "fake-2"}), result("c2", {"ok": True})]
+    assert fake.keyed(msgs, MCP_TOOLS, "update_order", WANT, "fake-3")[KEY] == "fake-3"
+
+
+def test_the_key_is_not_one_of_the_writes_arguments():
+    assert fake.own_args({**WANT, KEY: "k", VERSION: 2}) == WANT
+    msgs = [call("c1", "update_order", {**WANT, KEY: "fake-1"}), result("c1", {"ok": True})]
+    assert fake.answered_args(msgs) == WANT
+    assert fake.last_update(msgs) == WANT
+
+
+def test_conversation_mode_fills_no_value_into_the_key_or_the_version():
+    """Over MCP the state_version integer takes no small number of the
+    caller's, a keyed write that landed is confirmed, not made again, and
+    a cancelled one is made again with its key."""
+    ask = user("Hi, please change the quantity on order 5590 to 2.")
+    want = {"order_number": "5590", "quantity": 2}
+    assert decide(ask, tools=MCP_TOOLS) == ("call", ("update_order", want, None))
+    c = call("c1", "update_order", {**want, KEY: "fake-1"})
+    what, said = decide(ask, c, result("c1", done("5590", {"quantity": "1"}, {"quantity": "2"})), tools=MCP_TOOLS)
+    assert what == "say" and said.startswith("Done."), said
+    msgs = [ask, c, result("c1", "CANCELLED")]
+    assert decide(*msgs, tools=MCP_TOOLS) == ("call", ("update_order", want, None))
+    assert fake.keyed(msgs, MCP_TOOLS, "update_order", want, "fake-2")[KEY] == "fake-1"
