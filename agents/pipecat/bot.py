@@ -2,7 +2,7 @@
 
 It answers Twilio Media Streams on /ws with Pipecat 1.x parts used as
 shipped: FastAPIWebsocketTransport with TwilioFrameSerializer, Silero VAD,
-OpenAILLMService and a function registered with register_function. Only
+OpenAILLMService and functions registered with register_function. Only
 the services Pipecat leaves to its user are ours, each a subclass of
 Pipecat's own base class, so that the bot runs offline:
 
@@ -33,7 +33,16 @@ arrive in the offer's request_data, the runner's per-call body. With --tools mcp
 Pipecat's own MCPClient takes the call's tools from its MCP URL
 (toolsMcpUrl) with the same token.
 
+Its own tools (--tools http) are the call's catalogue (toolsCatalog), and
+each write is handled as a careful Pipecat user handles one
+(careful_write: a grace a barge-in cancels, a read first, one
+Idempotency-Key per function call kept on its retries, bounded retries,
+a read back before the model hears the result, and an honest result when
+the write did not verifiably land; docs/INTEROP.md, "The bot's tool
+handling").
+
     python bot.py --port 0 --llm-url http://127.0.0.1:PORT/v1 [--no-cancel-on-interruption] [--tools mcp]
+        [--write-grace SECONDS (2)]
         [--stt ear --stt-url ws://127.0.0.1:PORT/v1/listen (callproof agent ear-stt)]
         [--twilio-api http://127.0.0.1:PORT (auto_hang_up through callproof's stub of Twilio's REST API)]
 """
@@ -335,7 +344,7 @@ def schema(spec: dict) -> FunctionSchema:
 # How the handler treats the backend (careful_write). A timeout or a lost
 # answer leaves a write's outcome open; so does an empty 200, a 202 or an
 # answer naming another record: each is settled by reading the record back.
-TOOL_TIMEOUT = 6.0  # seconds one tool request may take
+TOOL_TIMEOUT = 4.0  # seconds one tool request may take
 RETRIES = 2  # tries after the first, on a 5xx, 409, 429, timeout or lost answer
 RETRY_BACKOFF = 0.2  # seconds before a retry
 POLL_EVERY = 0.15  # seconds between reads while an accepted (202) write settles

@@ -2,7 +2,9 @@
 // PyPI, pinned in python/requirements-pipecat.txt) phone bot answering
 // Twilio Media Streams and Pipecat's eval wire on /ws and SmallWebRTC on
 // /api/offer, and fake_llm.py, the scripted OpenAI-compatible
-// server that stands in for its cloud model. Both are Python programs in
+// server that stands in for its cloud model: with fixed arguments a test
+// gives it (Script), or reading each conversation it is sent
+// (Script.Conversation, for whole suites such as core). Both are Python programs in
 // the repository's .venv (scripts/install-python.sh); this package starts
 // them on loopback for callproof's tests (cmd/callproof's
 // TestRunTwilioPipecatBot, TestRunEvalPipecatBot, TestRunWebRTCPipecatBot)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -147,25 +148,94 @@ func TestPipecatWiresAgree(t *testing.T) {
 				}
 				got[wire] = s
 			}
-			// The first wire with a score is the reference.
-			var refWire string
-			for _, wire := range pipecatWires {
-				s, there := got[wire]
-				if !there {
-					continue
-				}
-				t.Logf("interop pipecat %s %s: %s", wire, tc.name, axesLine(s))
-				if refWire == "" {
-					refWire = wire
-					continue
-				}
-				compared.Add(1)
-				if a, b := pipecatVerdict(got[refWire]), pipecatVerdict(s); a != b {
-					t.Errorf("%s: %s scored %s, %s scored %s", tc.name, refWire, a, wire, b)
-				}
-			}
+			compareWires(t, tc.name, got, &compared)
 		})
 	}
+	t.Run("core", func(t *testing.T) {
+		if place {
+			t.Skip("the core suite's runs are make interop's (TestRunEvalPipecatCore and the audio wires'): alone, this test does not place them")
+		}
+		compareCoreRuns(t, dir, &compared)
+	})
+}
+
+// compareWires checks that the scores got (by wire) of one call agree:
+// the first wire with a score is the reference (pipecatVerdict).
+func compareWires(t *testing.T, name string, got map[string]scorer.CallScore, compared *atomic.Int32) {
+	t.Helper()
+	var refWire string
+	for _, wire := range pipecatWires {
+		s, there := got[wire]
+		if !there {
+			continue
+		}
+		t.Logf("interop pipecat %s %s: %s", wire, name, axesLine(s))
+		if refWire == "" {
+			refWire = wire
+			continue
+		}
+		compared.Add(1)
+		if a, b := pipecatVerdict(got[refWire]), pipecatVerdict(s); a != b {
+			t.Errorf("%s: %s scored %s, %s scored %s", name, refWire, a, wire, b)
+		}
+	}
+}
+
+// compareCoreRuns compares, call by call, the core suite's runs against
+// the Pipecat bot that left their scores in dir (runPipecatCore:
+// WIRE-CONFIG-CALL.json, CONFIG core-careful or
+// core-no-cancel-on-interruption): each call of one configuration placed
+// over two wires or more. The eval wire's run leaves out the noisy
+// scenarios (textCore), so those are compared between the audio wires
+// only.
+func compareCoreRuns(t *testing.T, dir string, compared *atomic.Int32) {
+	t.Helper()
+	core, err := scenarios.Pack("core")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*-core-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]map[string]scorer.CallScore{} // CONFIG CALL -> wire -> score
+	for _, path := range files {
+		base := strings.TrimSuffix(filepath.Base(path), ".json")
+		for _, wire := range pipecatWires {
+			rest, ok := strings.CutPrefix(base, wire+"-")
+			if !ok {
+				continue
+			}
+			for _, s := range core {
+				config, ok := strings.CutSuffix(rest, "-"+s.ID)
+				if !ok || !strings.HasPrefix(config, "core-") {
+					continue
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sc scorer.CallScore
+				if err := json.Unmarshal(b, &sc); err != nil {
+					t.Fatal(err)
+				}
+				key := config + " " + s.ID
+				if runs[key] == nil {
+					runs[key] = map[string]scorer.CallScore{}
+				}
+				runs[key][wire] = sc
+			}
+		}
+	}
+	keys := slices.Sorted(maps.Keys(runs))
+	n := 0
+	for _, k := range keys {
+		if len(runs[k]) > 1 {
+			n++
+			compareWires(t, k, runs[k], compared)
+		}
+	}
+	t.Logf("core: %d calls of %d configuration-call pairs placed over two wires or more", n, len(keys))
 }
 
 // noisyCore is the core scenarios with a noise step: what the eval wire's

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +257,28 @@ func gateWhy(c pipecatCoreCall) []string {
 		}
 	}
 	return why
+}
+
+// TestCompareCoreRuns: the core runs' scores a wire's suite leaves
+// (WIRE-CONFIG-CALL.json) are grouped by configuration and call, and a
+// call placed over two wires is compared once; one placed over a single
+// wire, or a file of no core run, is not.
+func TestCompareCoreRuns(t *testing.T) {
+	dir := t.TempDir()
+	score := scorer.CallScore{Call: "int-05", Outcome: "scored", Axes: make([]scorer.AxisResult, 6)}
+	b, err := json.Marshal(score)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pipecat-eval-core-careful-int-05", "twilio-core-careful-int-05",
+		"twilio-core-no-cancel-on-interruption-int-05", "webrtc-core-careful-int-08", "twilio-cancel-on-interruption"} {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var compared atomic.Int32
+	compareCoreRuns(t, dir, &compared)
+	if n := compared.Load(); n != 1 {
+		t.Errorf("%d calls compared, want 1", n)
+	}
 }

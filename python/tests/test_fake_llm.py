@@ -165,7 +165,7 @@ def test_the_bots_documented_numbers_are_its_constants():
               for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
     doc = (ROOT / "docs" / "INTEROP.md").read_text()
     sec = doc.split("### The bot's tool handling", 1)[1].split("\n### ", 1)[0]
-    found = re.findall(r"`([A-Z_]+)` \(([\d.]+)(?: s)?[;:)]", sec)
+    found = re.findall(r"`([A-Z_]+)` \(([\d.]+)(?: s)?[;:,)]", sec)
     assert {n for n, _ in found} >= {"WRITE_GRACE", "TOOL_TIMEOUT", "RETRIES", "RETRY_BACKOFF", "POLL_EVERY",
                                      "POLLS", "VERIFY_READS"}
     for name, value in found:
