@@ -58,6 +58,7 @@ INTEROP_ONLY=(
 	'^TestRunEvalPipecatCore$'
 	'^TestPipecatWiresAgree$'
 	'^TestPipecatSTTWords$'
+	'^TestRunAudioPipecatCore$'
 	'^TestInteropOpenAIAgentsTwilio$/^reply_wholly_sent$'
 	'^TestRunTwilioOpenAIAgent$/^http$'
 	'^TestOpenAIAgentBargeInDuringTool$'

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callproof/callproof/agents/earstt"
 	"github.com/callproof/callproof/agents/pipecat"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
@@ -53,6 +54,49 @@ func TestRunEvalPipecatCore(t *testing.T) {
 			name: "core-no-cancel-on-interruption", transport: transportPipecatEval, cancel: false, only: only})
 		checkNoCancelBuckets(t, calls)
 	})
+}
+
+// TestRunAudioPipecatCore is the core suite against the Pipecat bot as
+// TestRunEvalPipecatCore runs it, over the audio wires: Twilio Media
+// Streams and SmallWebRTC (in a network namespace, as
+// TestRunWebRTCPipecatBot), every scenario (the noise ones included), the
+// bot hearing the caller with earstt. It logs each call's verdicts and
+// the gate's, for make interop's lines; it does not assert them yet (over
+// Twilio the bot's words are only its audio, which callproof's recognizer
+// may not vouch for). make interop only.
+func TestRunAudioPipecatCore(t *testing.T) {
+	runs := []pipecatCoreRun{
+		{name: "core-careful", cancel: true},
+		{name: "core-no-cancel-on-interruption", cancel: false},
+	}
+	wires := []string{transportTwilio, transportWebRTC}
+	if os.Getenv(envPipecatNetns) != "" {
+		// The child, inside the namespace: one run (-test.run).
+		ctx, python, root := pipecatVenv(t)
+		for _, r := range runs {
+			r.transport = transportWebRTC
+			t.Run(transportWebRTC+"-"+r.name, func(t *testing.T) { runPipecatCore(ctx, t, python, root, t.TempDir(), r) })
+		}
+		return
+	}
+	ctx, python, root := pipecatVenv(t)
+	for _, w := range wires {
+		for _, r := range runs {
+			r.transport = w
+			name := w + "-" + r.name
+			t.Run(name, func(t *testing.T) {
+				if w == transportWebRTC {
+					self, err := os.Executable()
+					if err != nil {
+						t.Fatal(err)
+					}
+					runInNetnsFor(ctx, t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, 20*time.Minute)
+					return
+				}
+				runPipecatCore(ctx, t, python, root, t.TempDir(), r)
+			})
+		}
+	}
 }
 
 // pipecatNoCancelBuckets is what the gate finds, call by call, when the
@@ -164,7 +208,19 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		t.Fatal(err)
 	}
 	defer func() { _, _ = fake.Stop() }()
-	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, r.cancel, r.flags...)
+	flags := r.flags
+	stt := pipecatSTT(r.transport)
+	if stt == sttEar {
+		// The bot hears the caller with earstt, the scripted stand-in for
+		// its cloud STT, on the caller's speech cache.
+		ear, err := earstt.Start(sctx, "127.0.0.1:0", earstt.Config{SpeechCache: speech, Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ear.Close()
+		flags = append(slices.Clone(flags), "--stt", sttEar, "--stt-url", ear.URL)
+	}
+	bot, err := pipecat.StartBot(sctx, python, root, fake.URL, r.cancel, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +254,9 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 	t.Logf("the run's table:\n%s", stdout)
 	if _, err := bot.Stop(); err != nil {
 		t.Errorf("bot: %v", err)
+	}
+	if stt != "" {
+		measureSTT(t, out, stt, r.name, bot.Log(), false)
 	}
 
 	saved, err := harness.LoadRun(out)
