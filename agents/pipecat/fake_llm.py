@@ -191,6 +191,9 @@ def answered_args(messages: list[dict]) -> dict:
 #   check, fetch) are reads, never chosen: the bot reads back itself.
 # - "don't", "do not", "stop" or "cancel" withdraws the request; "yes" or
 #   "go ahead", or a new value or action, puts it back in force.
+# - A request with no value for any of its tool's fields but the key
+#   ("change the delivery date on order 5590", a turn cut short) is
+#   answered with a question, never sent.
 # - A write still running (its result not in the context) is waited for:
 #   nothing is said or called meanwhile. A write whose result says it
 #   landed (ok, with the record the bot read back) and that the request in
@@ -508,6 +511,11 @@ def read_conversation(messages: list[dict], tools: list) -> tuple[str, object]:
     missing = [p for p in tool.required if p not in want]
     if missing:
         return "say", f"Which {missing[0].replace('_', ' ')} is that?"
+    if any(p != tool.key() for p in tool.params) and not any(p != tool.key() for p in want):
+        # A write with something to change but no value for it yet (a
+        # turn cut short, "change order 5590"): ask, as the reference
+        # agents do, rather than send a write that changes nothing.
+        return "say", f"What would you like to change on {tool.noun()} {key}?"
     same = [c for c in calls if c[2] is tool and {k: str(v) for k, v in c[3].items()} == {k: str(v) for k, v in want.items()}]
     if same:
         at, o = status(same[-1][1])

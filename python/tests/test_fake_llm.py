@@ -70,6 +70,13 @@ def test_request_calls_the_tool_its_words_name_with_values_by_shape():
     assert decide(user("Hi, please ship order 5590 today.")) == ("call", ("ship_order", {"order_number": "5590"}, None))
 
 
+def test_a_request_without_a_value_to_change_is_asked_about():
+    got = decide(user("Hi, I'd like to change the delivery date on order 5590"))
+    assert got == ("say", "What would you like to change on order 5590?")
+    got = decide(user("Hi, I'd like to change the delivery date on order 5590"), user("to December 3."))
+    assert got == ("call", ("update_order", {"order_number": "5590", "delivery_date": "2026-12-03"}, None))
+
+
 def test_a_correction_replaces_the_value_of_its_shape():
     got = decide(user(ASK), call("c1", "update_order", {"order_number": "5590", "delivery_date": "2026-12-03"}),
                  result("c1", "CANCELLED"), user("Sorry, I meant order 5599."))
