@@ -18,24 +18,25 @@ import (
 	"github.com/callproof/callproof/trace"
 )
 
-// stallClock runs with real time but jumps ahead by jump once at has
-// passed since its first reading (the call's recorder starting the call,
-// so the setup before it, however slow, never uses up the stall): the
-// harness, reading it, sees what a process frozen for that long sees when
-// it wakes (every timer it had set fired late).
+// stallClock runs with real time until its first reading (the call's
+// recorder starting the call, so the setup before it, however slow, never
+// uses up the stall), then freezes for jump before every later reading:
+// the harness, reading it, sees what a process starved that long between
+// any two of its looks at the clock sees (every timer it set fired at
+// least jump late). An ordering, not a margin: however fast the call
+// runs, its first wait already ends late by the jump.
 type stallClock struct {
-	once     sync.Once
-	start    time.Time
-	at, jump time.Duration
+	mu    sync.Mutex
+	reads int
+	jump  time.Duration
 }
 
 func (c *stallClock) Now() time.Time {
-	now := time.Now()
-	c.once.Do(func() { c.start = now })
-	if now.Sub(c.start) >= c.at {
-		return now.Add(c.jump)
-	}
-	return now
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ahead := time.Duration(c.reads) * c.jump
+	c.reads++
+	return time.Now().Add(ahead)
 }
 
 // A call whose harness stalled past the overload bound is ours to re-run:
@@ -55,7 +56,7 @@ func TestOverloadedCallIsAHarnessError(t *testing.T) {
 	}
 	// 3 s of real time at scale 0.05 is a minute of script time.
 	stall := func() trace.Clock {
-		return &stallClock{at: 150 * time.Millisecond, jump: 3 * time.Second}
+		return &stallClock{jump: 3 * time.Second}
 	}
 
 	t.Run("stalled", func(t *testing.T) {
