@@ -256,7 +256,13 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		t.Errorf("bot: %v", err)
 	}
 	if stt != "" {
-		measureSTT(t, out, stt, r.name, bot.Log(), false)
+		if sc := measureSTT(t, out, stt, r.name, bot.Log(), false); len(sc.Silent) > 0 {
+			// Calls in which the caller never spoke (seen over Twilio on
+			// placements after some fell behind real time): what the bot did.
+			_, timeline, _ := fxCLI(t, "show", out, sc.Silent[0])
+			t.Logf("the caller said nothing in %s; %s:\n%s\nbot log (last 30000 bytes):\n%s",
+				strings.Join(sc.Silent, ", "), sc.Silent[0], timeline, tailString(bot.Log(), 30000))
+		}
 	}
 
 	saved, err := harness.LoadRun(out)

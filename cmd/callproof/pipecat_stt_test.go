@@ -94,6 +94,9 @@ func measureSTT(t *testing.T, out, stt, name, botLog string, strict bool) sttSco
 			t.Errorf("earstt, %s: %s\nsaid %q\nheard %q", h.Call, sc, said, heard)
 		}
 		total.add(sc)
+		if len(said) == 0 {
+			total.Silent = append(total.Silent, h.Call)
+		}
 	}
 	t.Logf("interop: stt %s %s: %s", stt, name, total)
 	if strict && total.Utterances == 0 {
@@ -130,6 +133,8 @@ func sttWords(s string) []string {
 type sttScore struct {
 	Utterances, Exact int
 	Words, Errors     int
+	// Silent lists the calls in which the caller said nothing (measureSTT).
+	Silent []string
 }
 
 func (s *sttScore) add(o sttScore) {
