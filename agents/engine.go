@@ -754,7 +754,12 @@ func (e *engine) word() {
 		e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseText, Text: strings.Join(u.words[:u.said], " ")}})
 	}
 	if u.said < len(u.words) {
-		e.wordStop = e.after(u.wordTime, timerWord, e.nextUtt)
+		// The next word is due on the utterance's schedule, not one word
+		// time after this one fired: a timer's own lateness is not carried
+		// into every later word (a late word is followed by the next one
+		// at its time, or at once when that has passed).
+		due := u.began.Add(time.Duration(u.said+1) * u.wordTime)
+		e.wordStop = e.after(max(due.Sub(e.pace.Now()), 0), timerWord, e.nextUtt)
 		return
 	}
 	e.s.send(native.Message{Event: native.EventAgentSpeech, AgentSpeech: &native.AgentSpeech{ID: u.id, Phase: native.PhaseEnd, Text: strings.Join(u.words, " ")}})

@@ -1,12 +1,16 @@
 package agents
 
 import (
+	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/callproof/callproof/protocol/native"
 )
 
 // dialClock's time moves only when the test moves it; its timers fire
@@ -90,4 +94,48 @@ func TestPaceLogKeepsLatest(t *testing.T) {
 	_, ok = (*paceLog)(nil).get("a")
 	assert.False(t, ok)
 	assert.Equal(t, DefaultKeepPaces, newPaceLog(0).keep)
+}
+
+// stepClock is a dialClock that also keeps each timer's delay.
+type stepClock struct {
+	dialClock
+	delays []time.Duration
+}
+
+func (c *stepClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	c.delays = append(c.delays, d)
+	c.mu.Unlock()
+	return c.dialClock.AfterFunc(d, f)
+}
+
+// Each word is due on its utterance's schedule: a word timer that fired
+// late is followed by the next word at its own time, so the lateness of
+// one timer is not added to every later word (speech drift stays the
+// one late timer's, however long the utterance).
+func TestWordsKeepTheirSchedule(t *testing.T) {
+	clock := &stepClock{dialClock: dialClock{now: time.Unix(1_800_000_000, 0)}}
+	cfg := Careful()
+	cfg.Clock = clock
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := &session{ctx: ctx, cancel: cancel, inbox: make(chan any, 64), outbox: make(chan any, 1024), tw: textWire{}}
+	e := newEngine(cfg.withDefaults(), http.DefaultClient, s)
+	s.eng = e
+	e.frame(native.Message{Event: native.EventStart, Start: &native.Start{CallID: "c1", TimeScale: 1,
+		Tools: native.Tools{BaseURL: "http://127.0.0.1:1/tools", Catalog: defaultCatalog()}}})
+	u := e.speaking
+	require.NotNil(t, u, "the greeting is under way")
+	require.Greater(t, len(u.words), 3)
+	wt := u.wordTime
+	late := 5 * time.Millisecond
+	for k := 1; k < len(u.words); k++ {
+		require.Equal(t, wt-time.Duration(min(k-1, 1))*late, clock.delays[len(clock.delays)-1], "word %d's timer", k)
+		clock.move(clock.delays[len(clock.delays)-1] + late) // every timer fires 5 ms late
+		clock.fire(len(clock.fs) - 1)
+		require.False(t, e.handle(<-s.inbox))
+	}
+	l := e.pace.snapshot()
+	assert.Equal(t, late, l.Speech.Max, "the drift is one timer's lateness, not the sum of all of them")
+	assert.Equal(t, late, l.Timers.Max)
 }

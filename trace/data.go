@@ -99,9 +99,8 @@ type AgentLateness struct {
 	// from when it was due to when it fired.
 	Timers LatenessStat `json:"timers"`
 	// Speech: each spoken word against its utterance's schedule (the
-	// utterance's start plus its words' time): how far the agent's
-	// speech drifted behind its own pace, which per-timer lateness
-	// understates when every word is a little late.
+	// utterance's start plus its words' time, on which each word is
+	// timed): how far the agent's speech fell behind its own pace.
 	Speech LatenessStat `json:"speech"`
 	// Worst is the larger Max above divided by TimeScale.
 	Worst time.Duration `json:"worst_script"`
