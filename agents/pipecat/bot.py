@@ -29,9 +29,11 @@ which Pipecat's runner hands the bot as the call's body; over the eval
 wire, in an RTVI client-message "start" the bot reads in its
 on_client_message handler. Over SmallWebRTC (POST /api/offer, served
 with Pipecat's SmallWebRTCRequestHandler as its runner serves it) they
-arrive in the offer's request_data, the runner's per-call body. With --tools mcp the bot has no tool code:
-Pipecat's own MCPClient takes the call's tools from its MCP URL
-(toolsMcpUrl) with the same token.
+arrive in the offer's request_data, the runner's per-call body. With --tools mcp the bot has no tool code
+but a read-back: Pipecat's own MCPClient takes the call's tools from its MCP URL
+(toolsMcpUrl) with the same token and makes the calls, and a write is read
+back through the call's read tool before the model hears it landed
+(mcp_read_back).
 
 Its own tools (--tools http) are the call's catalogue (toolsCatalog), and
 each write is handled as a careful Pipecat user handles one
@@ -52,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -525,16 +528,88 @@ def http_tools(call: dict, llm: OpenAILLMService, context: LLMContext, args) -> 
 async def mcp_tools(call: dict, llm: OpenAILLMService, context: LLMContext, cancel: bool) -> None:
     """Takes the call's tools from its MCP endpoint with Pipecat's
     MCPClient and offers them, with end_call, to the model. Each is
-    registered explicitly only to set cancel_on_interruption (the schemas
-    carry their handlers, which Pipecat would register by itself)."""
+    registered explicitly to set cancel_on_interruption (the schemas carry
+    their handlers, which Pipecat would register by itself), and a write
+    whose record a read tool of the call can fetch is read back through it
+    (mcp_read_back), as the HTTP handler reads its writes back."""
     client = MCPClient(server_params=StreamableHttpParameters(
         url=call["toolsMcpUrl"], headers={"Authorization": f"Bearer {call['toolsToken']}"},
     ))
     tools = await client.tools()
+    handlers = {schema.name: schema.handler for schema in tools.standard_tools}
+    specs = {t["name"]: t for t in catalogue(call)}
     for schema in tools.standard_tools:
-        llm.register_function(schema.name, schema.handler, cancel_on_interruption=cancel)
+        handler = schema.handler
+        spec = specs.get(schema.name) or {}
+        read = next((t for t in specs.values() if t.get("effect") == "read" and t.get("table") == spec.get("table")
+                     and t.get("key_arg") and t["name"] in handlers), None)
+        if spec.get("effect") in ("update", "cancel", "delete") and spec.get("key_arg") and read is not None:
+            handler = mcp_read_back(spec, handler, read, handlers[read["name"]])
+        llm.register_function(schema.name, handler, cancel_on_interruption=cancel)
     context.set_tools(ToolsSchema(standard_tools=[*tools.standard_tools, END_CALL]))
     logger.info(f"MCP tools: {[s.name for s in tools.standard_tools]}")
+
+
+def mcp_answer(text) -> object:
+    """A tool's answer as MCPClient hands it over: the text of the MCP
+    result, the backend's JSON answer (None when it is no JSON)."""
+    try:
+        answer = json.loads(text) if isinstance(text, str) else text
+        if isinstance(answer, str):
+            answer = json.loads(answer)
+    except ValueError:
+        return None
+    return answer
+
+
+def mcp_read_back(spec: dict, write, read: dict, reader):
+    """A write over MCP that counts only when its record, read back through
+    the call's read tool (read, its MCPClient handler reader), holds the
+    write's values: up to VERIFY_READS reads POLL_EVERY apart, as the HTTP
+    handler reads a 200's record back (careful_write). The model hears
+    {"ok": true, "outcome": "done", "record": …} with the record read back,
+    or "ok": false, "outcome" "failed" (the backend said no) or
+    "unconfirmed", with the write's own answer. The write itself is
+    MCPClient's call, keyed by the model (the endpoint's idempotency_key
+    argument)."""
+    kn = spec["key_arg"]
+    names = {a["name"] for a in spec.get("args") or []}
+
+    async def handler(params: FunctionCallParams):
+        got = {}
+
+        async def keep(result, properties=None):
+            got["answer"] = result
+
+        await write(dataclasses.replace(params, result_callback=keep))
+        answer = mcp_answer(got.get("answer"))
+        args = {k: str(v) for k, v in dict(params.arguments).items() if k in names and v not in (None, "")}
+        if kn not in args:
+            await params.result_callback(got.get("answer"))
+            return
+        for i in range(VERIFY_READS):
+            if i:
+                await asyncio.sleep(POLL_EVERY)
+            seen = {}
+
+            async def keep_read(result, properties=None):
+                seen["answer"] = result
+
+            await reader(dataclasses.replace(params, function_name=read["name"], arguments={read["key_arg"]: args[kn]},
+                                             result_callback=keep_read))
+            body = mcp_answer(seen.get("answer"))
+            rec = body.get("record") if isinstance(body, dict) and body.get("ok") is True else None
+            if holds(rec, args, kn):
+                logger.info(f"{spec['name']} {args}: done (read back over MCP)")
+                await params.result_callback({"ok": True, "outcome": "done", "record": rec})
+                return
+        said_no = isinstance(answer, dict) and answer.get("ok") is False
+        outcome = "failed" if said_no else "unconfirmed"
+        logger.info(f"{spec['name']} {args}: {outcome} (read back over MCP)")
+        await params.result_callback({"ok": False, "outcome": outcome, "answer": answer,
+                                      "error": f"{args[kn]} does not hold the change"})
+
+    return handler
 
 
 async def run_bot(websocket: WebSocket, args) -> None:

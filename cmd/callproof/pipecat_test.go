@@ -55,7 +55,8 @@ func TestRunTwilioPipecatBot(t *testing.T) {
 }
 
 // comparePipecatMCP runs the bot's MCP configuration (--tools mcp:
-// Pipecat's MCPClient on the call's MCP endpoint, no tool code) on each
+// Pipecat's MCPClient on the call's MCP endpoint, no tool code but the
+// read-back of a write) on each
 // call of cases that uses a catalogue tool, with the same expectations,
 // and checks that each call scores as in the HTTP configuration: the five
 // axes decided by the ledger and the timeline, and the primary bucket
@@ -292,6 +293,12 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	// sets the Idempotency-Key, and over MCP the fake model fills in the
 	// idempotency_key argument the endpoint offers, as a careful model does.
 	assertGateRule(t, out, harness.RuleIdempotentRetries)
+	if tc.tools == "mcp" && tc.cancel {
+		// Over MCP too the bot reads its write back through the call's
+		// read tool before the model hears it landed (bot.py's
+		// mcp_read_back), so the confirmation comes after a read.
+		assertGateRule(t, out, harness.RuleVerifiedBeforeConfirm)
+	}
 	// Over the wires that carry the bot's words (RTVI bot-output), a call
 	// in which the bot confirmed has confirmation_matches_backend decided
 	// from them, never left unknown.
