@@ -6,6 +6,7 @@ package harness_test
 // at least one named flaw.
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -171,9 +172,11 @@ func liveConsistentAxes(category, setupStage string) []string {
 // least one flaw, on an axis its description is about; and each of naive's
 // flaws alone produces only the root causes mapped to it. A call marked
 // overloaded (harness or in-process agent over the bound) is no verdict:
-// it is placed again, up to livePlacings times; the test fails as too
-// busy when more than a tenth of the calls are still overloaded after
-// that (docs/PERFORMANCE.md, "Flakes").
+// it is placed again, up to livePlacings times, and one still overloaded
+// after that is left out. Left-out calls fail the test only where it
+// cannot judge — a scenario no scored call caught while some of its calls
+// were left out, a naive flaw caught nowhere while some of its calls were
+// — and the failure says so (docs/PERFORMANCE.md, "Flakes").
 func TestFlawMatrixCoverage(t *testing.T) {
 	cases, _ := liveCore(t)
 	env := liveEnv(t)
@@ -212,8 +215,19 @@ func TestFlawMatrixCoverage(t *testing.T) {
 		}
 		sort.Strings(failed)
 		t.Logf("careful + %s fails %d: %v", f, len(failed), failed)
-		if _, naive := liveFlawCauses[f]; naive {
-			assert.NotEmpty(t, failed, "naive's flaw %s is caught by no core scenario", f)
+		if _, naive := liveFlawCauses[f]; naive && len(failed) == 0 {
+			var out []string
+			for id, fs := range excluded {
+				if slices.Contains(fs, string(f)) {
+					out = append(out, id)
+				}
+			}
+			sort.Strings(out)
+			if len(out) > 0 {
+				t.Errorf("cannot judge naive's flaw %s: caught by none of the core scenarios scored, and %v were left out as overloaded after %d placings (the machine was too busy; overloaded calls are ours, not the agent's)", f, out, livePlacings)
+			} else {
+				t.Errorf("naive's flaw %s is caught by no core scenario", f)
+			}
 		}
 		// ignores_barge_in is caught by none: every core read-back ends
 		// within the 1.5 s yield bound of the caller's onset anyway.
@@ -223,7 +237,6 @@ func TestFlawMatrixCoverage(t *testing.T) {
 		left += len(fs)
 	}
 	t.Logf("left out %d of %d calls as overloaded after %d placings", left, len(cases)*len(agents.AllFlaws()), livePlacings)
-	require.LessOrEqual(t, left, len(cases)*len(agents.AllFlaws())/10, "more than a tenth of the calls overloaded: the machine was too busy to test the matrix")
 	for _, c := range cases {
 		id := c.Scenario.ID
 		stage, _ := c.Scenario.Setup["interrupt_stage"].(string)
@@ -231,7 +244,14 @@ func TestFlawMatrixCoverage(t *testing.T) {
 		for _, a := range liveConsistentAxes(string(c.Scenario.Category), stage) {
 			ok = ok || caughtBy[id][a]
 		}
-		assert.True(t, ok, "%s (%q) is failed by no single flaw on a consistent axis; caught by %v; left out (overloaded) with %v", id, c.Scenario.Description, names[id], excluded[id])
+		switch {
+		case ok:
+		case len(excluded[id]) > 0:
+			// A left-out call might have caught it: no verdict either way.
+			t.Errorf("cannot judge %s (%q): failed by no single flaw on a consistent axis among the calls scored (caught by %v), and its calls with %v were left out as overloaded after %d placings (the machine was too busy; overloaded calls are ours, not the agent's)", id, c.Scenario.Description, names[id], excluded[id], livePlacings)
+		default:
+			t.Errorf("%s (%q) is failed by no single flaw on a consistent axis; caught by %v", id, c.Scenario.Description, names[id])
+		}
 	}
 }
 
