@@ -145,6 +145,9 @@ func (e *engine) handle(ev any) bool {
 	case closedEvent:
 		return true
 	case frameEvent:
+		if _, text := e.s.tw.(textWire); text {
+			e.pace.wireAt(&e.pace.reads)
+		}
 		return e.frame(ev.msg)
 	case timerEvent:
 		e.timer(ev)
@@ -233,7 +236,7 @@ func (e *engine) start(st *native.Start) {
 	} else {
 		e.dom = orderDomain{catalog: e.catalog}
 	}
-	e.tools = &toolClient{http: e.client, clock: e.cfg.Clock, baseURL: st.Tools.BaseURL, token: st.Tools.Token, timeout: e.cfg.ToolTimeout}
+	e.tools = &toolClient{http: e.client, clock: e.cfg.Clock, pace: e.pace, baseURL: st.Tools.BaseURL, token: st.Tools.Token, timeout: e.cfg.ToolTimeout}
 	e.s.send(native.Message{Event: native.EventAck, Ack: &native.Ack{TimeScale: scale, Agent: e.cfg.Name, ToolIntents: true}})
 	e.say(greeting, false)
 }

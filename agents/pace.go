@@ -23,6 +23,10 @@ type pace struct {
 	mu    sync.Mutex
 	late  trace.AgentLateness
 	scale float64
+	// reads and sends are when the agent's loop took each caller frame
+	// and sent each of its own, on the process's clock (the native text
+	// wire only: another wire's frames are not the caller's one for one).
+	reads, sends []time.Time
 }
 
 func newPace(inner Clock) *pace {
@@ -54,17 +58,40 @@ func (p *pace) add(st *trace.LatenessStat, late time.Duration) {
 	st.Add(max(late, 0))
 }
 
+// wireAt notes now as the next of the call's reads or sends.
+func (p *pace) wireAt(l *[]time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(*l) < trace.MaxWireTimes {
+		*l = append(*l, time.Now())
+	}
+}
+
+// departed records a tool request's departure: from the call at start to
+// its request written now.
+func (p *pace) departed(start time.Time) { p.add(&p.late.Tools, time.Since(start)) }
+
 func (p *pace) setScale(scale float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scale = scale
 }
 
-// snapshot is the lateness so far, settled at the call's time scale.
-func (p *pace) snapshot() trace.AgentLateness {
+// snapshot is the lateness so far, settled at the call's time scale,
+// with each frame of the wire the caller timed (w) matched to the agent's
+// read or send of it in order: the k-th frame the caller sent is the k-th
+// the agent's loop took, the k-th it sent the k-th the caller read (one
+// WebSocket, in order both ways).
+func (p *pace) snapshot(w trace.WireTimes) trace.AgentLateness {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.late
+	for k := range min(len(p.reads), len(w.Sent)) {
+		l.Reads.Add(max(p.reads[k].Sub(w.Sent[k]), 0))
+	}
+	for k := range min(len(p.sends), len(w.Received)) {
+		l.Sends.Add(max(w.Received[k].Sub(p.sends[k]), 0))
+	}
 	l.Settle(p.scale)
 	return l
 }
@@ -117,15 +144,19 @@ func (l *paceLog) get(id string) (*pace, bool) {
 	return p, ok
 }
 
-// Lateness reports how late the agent's own timers and speech ran in its
-// latest call with this id, so far (the call may still be going), settled
-// at the call's time scale; false when no such call is kept (DefaultKeepPaces).
-// It is for a harness that runs this agent in its own process
-// (harness.Runner.AgentLateness): the figures never cross the wire.
-func (s *Server) Lateness(callID string) (trace.AgentLateness, bool) {
+// Lateness reports how late the agent's own timers, speech and tool
+// requests ran in its latest call with this id, so far (the call may
+// still be going), settled at the call's time scale; false when no such
+// call is kept (DefaultKeepPaces). w is when the caller sent and read
+// each frame of the call (callsim.Result.Wire), from which it adds how
+// late the agent read the caller's frames and how late its own were read
+// (on the native text wire; nothing on others). It is for a harness that
+// runs this agent in its own process (harness.Runner.AgentLateness): the
+// figures never cross the wire.
+func (s *Server) Lateness(callID string, w trace.WireTimes) (trace.AgentLateness, bool) {
 	p, ok := s.paces.get(callID)
 	if !ok {
 		return trace.AgentLateness{}, false
 	}
-	return p.snapshot(), true
+	return p.snapshot(w), true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/callproof/callproof/protocol/native"
+	"github.com/callproof/callproof/trace"
 )
 
 // dialClock's time moves only when the test moves it; its timers fire
@@ -65,7 +66,7 @@ func TestPaceRecordsLateness(t *testing.T) {
 	assert.Equal(t, 2, ran, "each timer's func runs")
 	p.spoke(began.Add(200 * time.Millisecond)) // now is began+350ms: 150 ms behind
 	p.spoke(began.Add(time.Second))            // ahead of its time: not late
-	l := p.snapshot()
+	l := p.snapshot(trace.WireTimes{})
 	assert.Equal(t, 2, l.Timers.N)
 	assert.Equal(t, 50*time.Millisecond, l.Timers.Max)
 	assert.Equal(t, 2, l.Speech.N)
@@ -135,7 +136,38 @@ func TestWordsKeepTheirSchedule(t *testing.T) {
 		clock.fire(len(clock.fs) - 1)
 		require.False(t, e.handle(<-s.inbox))
 	}
-	l := e.pace.snapshot()
+	l := e.pace.snapshot(trace.WireTimes{})
 	assert.Equal(t, late, l.Speech.Max, "the drift is one timer's lateness, not the sum of all of them")
 	assert.Equal(t, late, l.Timers.Max)
+}
+
+// The caller's frames are matched to the agent's reads, and the agent's
+// frames to the caller's reads, in order (one WebSocket, in order both
+// ways): each read's lateness is its reader's time less its sender's,
+// frames only one side timed are not counted, and the worst counts in
+// script time like a timer's.
+func TestPaceMatchesWireTimes(t *testing.T) {
+	assert.Equal(t, 1<<14, trace.MaxWireTimes, "docs/PERFORMANCE.md, Agent lateness")
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(ms ...int) []time.Time {
+		var ts []time.Time
+		for _, m := range ms {
+			ts = append(ts, t0.Add(time.Duration(m)*time.Millisecond))
+		}
+		return ts
+	}
+	p := newPace(nil)
+	p.setScale(0.05)
+	p.reads = at(5, 30)   // the first two caller frames, taken 5 and 20 ms late
+	p.sends = at(1, 2, 3) // three frames of its own, the third never read
+	l := p.snapshot(trace.WireTimes{Sent: at(0, 10, 20), Received: at(41, 12)})
+	assert.Equal(t, trace.LatenessStat{N: 2, Max: 20 * time.Millisecond}, l.Reads)
+	assert.Equal(t, trace.LatenessStat{N: 2, Max: 40 * time.Millisecond}, l.Sends)
+	assert.Equal(t, 800*time.Millisecond, l.Worst, "40 ms real at scale 0.05")
+	p.departed(time.Now().Add(-30 * time.Millisecond))
+	l = p.snapshot(trace.WireTimes{})
+	assert.Zero(t, l.Reads.N+l.Sends.N, "no wire times, nothing matched")
+	assert.Equal(t, 1, l.Tools.N)
+	assert.GreaterOrEqual(t, l.Tools.Max, 30*time.Millisecond)
+	assert.GreaterOrEqual(t, l.Worst, 600*time.Millisecond, "a late departure counts like a late timer")
 }

@@ -154,7 +154,13 @@ func (s *session) post(ev any) {
 // send queues one engine message for the writer, in the wire's form (in
 // text mode, as it is).
 func (s *session) send(m native.Message) {
-	for _, f := range s.tw.frames(m) {
+	fs := s.tw.frames(m)
+	if _, text := s.tw.(textWire); text {
+		for range fs {
+			s.eng.pace.wireAt(&s.eng.pace.sends)
+		}
+	}
+	for _, f := range fs {
 		s.queue(f)
 	}
 }

@@ -58,6 +58,7 @@ var errToolTimeout = errors.New("tool timeout")
 type toolClient struct {
 	http    *http.Client
 	clock   Clock
+	pace    *pace // records each request's departure; nil: not measured
 	baseURL string
 	token   string
 	timeout time.Duration
@@ -79,7 +80,18 @@ func (c *toolClient) post(ctx context.Context, tool string, args map[string]stri
 		dl.open = w
 		defer dl.forget()
 	}
-	rctx = httptrace.WithClientTrace(rctx, dl.trace())
+	ct := dl.trace()
+	start := time.Now()
+	if p := c.pace; p != nil {
+		wrote := ct.WroteRequest
+		ct.WroteRequest = func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				p.departed(start)
+			}
+			wrote(info)
+		}
+	}
+	rctx = httptrace.WithClientTrace(rctx, ct)
 
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimRight(c.baseURL, "/")+"/"+tool, bytes.NewReader(body))
 	if err != nil {

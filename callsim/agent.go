@@ -42,6 +42,7 @@ func (r *run) pump() {
 			}
 			return
 		}
+		r.wireAt(&r.wire.Received)
 		total++
 		if total > r.lim.MaxMessagesPerCall || !meter.take() {
 			r.stop(agentError(ReasonFlood))

@@ -215,6 +215,10 @@ type Result struct {
 	// script: Triggers and Speech (the caller's frames included); the
 	// backend's are the backend's to add.
 	Harness trace.HarnessLateness
+	// Wire is when the caller sent each frame and read each of the
+	// agent's, for an agent in the same process to measure how late it
+	// read and how late it was heard (trace.WireTimes).
+	Wire trace.WireTimes
 	// Turns, for audio dialects: turn-taking as the audio showed it.
 	Turns *TurnTaking
 	// Recording is the file the call's audio went to, if any.

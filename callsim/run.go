@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,8 @@ type run struct {
 	textSent int64 // agent text the call has sent; the pump's
 
 	sendSeq  int
+	wireMu   sync.Mutex
+	wire     trace.WireTimes // the sender's and the pump's
 	utt, snd int
 	opened   *utterance // the next step's utterance, opened inside this one's turn (say)
 
@@ -150,7 +153,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 			reason = end.Error()
 		}
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.StopTimeout)
-		_ = conn.Send(sctx, r.frame(native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: reason}}))
+		stop := r.frame(native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: reason}})
+		r.wireAt(&r.wire.Sent)
+		_ = conn.Send(sctx, stop)
 		scancel()
 	}
 	closed := make(chan struct{})
@@ -204,6 +209,9 @@ func (s *Simulator) Run(ctx context.Context, c Call) Result {
 		}
 	}
 	res.Harness = r.late
+	r.wireMu.Lock()
+	res.Wire = trace.WireTimes{Sent: slices.Clone(r.wire.Sent), Received: slices.Clone(r.wire.Received)}
+	r.wireMu.Unlock()
 	return res
 }
 
@@ -411,7 +419,18 @@ func (r *run) frame(m native.Message) native.Message {
 }
 
 func (r *run) send(m native.Message) error {
-	return r.conn.Send(r.ctx, r.frame(m))
+	f := r.frame(m)
+	r.wireAt(&r.wire.Sent)
+	return r.conn.Send(r.ctx, f)
+}
+
+// wireAt notes now as the next of a wire's times (trace.WireTimes).
+func (r *run) wireAt(l *[]time.Time) {
+	r.wireMu.Lock()
+	defer r.wireMu.Unlock()
+	if len(*l) < trace.MaxWireTimes {
+		*l = append(*l, time.Now())
+	}
 }
 
 func (r *run) note(text string) {

@@ -495,7 +495,8 @@ func liveAgentLate(h *trace.History) string {
 		return "unknown"
 	}
 	a := end.AgentLateness
-	return fmt.Sprintf("timers %s, speech %s (worst %s of script time)", a.Timers.Max.Round(time.Millisecond), a.Speech.Max.Round(time.Millisecond), a.Worst.Round(time.Millisecond))
+	return fmt.Sprintf("timers %s, speech %s, reads %s, sends %s, tools %s (worst %s of script time)", a.Timers.Max.Round(time.Millisecond), a.Speech.Max.Round(time.Millisecond),
+		a.Reads.Max.Round(time.Millisecond), a.Sends.Max.Round(time.Millisecond), a.Tools.Max.Round(time.Millisecond), a.Worst.Round(time.Millisecond))
 }
 
 // liveLogPace logs a run's harness lateness and its in-process agent's
@@ -503,11 +504,15 @@ func liveAgentLate(h *trace.History) string {
 // CPU pressure.
 func liveLogPace(t *testing.T, run int, r liveRun) {
 	t.Helper()
-	var timers, speech []time.Duration
+	var timers, speech, reads, sends, tools []time.Duration
 	for _, c := range r.Results {
 		if end := c.History.End(); end != nil && end.AgentLateness != nil {
-			timers = append(timers, end.AgentLateness.Timers.Max)
-			speech = append(speech, end.AgentLateness.Speech.Max)
+			a := end.AgentLateness
+			timers = append(timers, a.Timers.Max)
+			speech = append(speech, a.Speech.Max)
+			reads = append(reads, a.Reads.Max)
+			sends = append(sends, a.Sends.Max)
+			tools = append(tools, a.Tools.Max)
 		}
 	}
 	dist := func(ds []time.Duration) string {
@@ -521,7 +526,7 @@ func liveLogPace(t *testing.T, run int, r liveRun) {
 		return fmt.Sprintf("p50 %s p99 %s max %s", at(0.5), at(0.99), at(1))
 	}
 	if h := reports.Summarize(r.Scores()).Harness; h != nil {
-		t.Logf("run %d: harness lateness p50 %s p99 %s max %s (%s, script time); agent timers %s, speech drift %s (real time, %d calls); CPU pressure p50 %.0f%%",
-			run, h.P50, h.P99, h.Max, h.WorstCall, dist(timers), dist(speech), len(timers), 100*h.PressureP50)
+		t.Logf("run %d: harness lateness p50 %s p99 %s max %s (%s, script time); agent timers %s, speech drift %s, reads %s, sends %s, tool departures %s (real time, %d calls); CPU pressure p50 %.0f%%",
+			run, h.P50, h.P99, h.Max, h.WorstCall, dist(timers), dist(speech), dist(reads), dist(sends), dist(tools), len(timers), 100*h.PressureP50)
 	}
 }

@@ -46,8 +46,18 @@ func overloaded(l trace.HarnessLateness, a *trace.AgentLateness, callScale float
 	}
 	if a != nil && a.Worst > bound && a.Worst > l.Worst {
 		what, st := "a timer", a.Timers
-		if a.Speech.Max > st.Max {
-			what, st = "its speech", a.Speech
+		for _, o := range []struct {
+			what string
+			st   trace.LatenessStat
+		}{
+			{"its speech", a.Speech},
+			{"its read of a caller frame", a.Reads},
+			{"the caller's read of its frame", a.Sends},
+			{"a tool request's departure", a.Tools},
+		} {
+			if o.st.Max > st.Max {
+				what, st = o.what, o.st
+			}
 		}
 		return fmt.Sprintf("%s: the agent in this process ran %s late in script time (%s, %s real), over the %s bound: it was starved of CPU, so the call did not run at its script's pace",
 			ReasonOverloaded, a.Worst.Round(time.Millisecond), what, st.Max.Round(time.Millisecond), bound)

@@ -50,6 +50,16 @@ func TestAgentOverloadBound(t *testing.T) {
 	assert.Contains(t, why, "its speech, 100ms real")
 	assert.Contains(t, why, "over the 2s bound")
 	assert.Contains(t, overloaded(calm, agent(1, 3*time.Second, time.Second), 0, 0), "a timer, 3s real")
+	// How late it read the caller's frames, how late its own were read,
+	// how late its tool requests left: each named when the worst.
+	for what, a := range map[string]*trace.AgentLateness{
+		"its read of a caller frame, 150ms real":     {Reads: trace.LatenessStat{N: 3, Max: 150 * time.Millisecond}},
+		"the caller's read of its frame, 150ms real": {Sends: trace.LatenessStat{N: 3, Max: 150 * time.Millisecond}},
+		"a tool request's departure, 150ms real":     {Tools: trace.LatenessStat{N: 1, Max: 150 * time.Millisecond}, Timers: trace.LatenessStat{N: 1, Max: time.Millisecond}},
+	} {
+		a.Settle(0.05)
+		assert.Contains(t, overloaded(calm, a, 0, 0), what)
+	}
 	harnessLate := trace.HarnessLateness{Triggers: trace.LatenessStat{N: 1, Max: 5 * time.Second}}
 	harnessLate.Settle(1)
 	assert.Contains(t, overloaded(harnessLate, agent(1, 3*time.Second, 0), 0, 0), "the harness ran 5s late")

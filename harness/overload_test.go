@@ -211,7 +211,12 @@ func TestStarvedAgentIsAnOverloadedCall(t *testing.T) {
 		require.NotNil(t, a)
 		assert.Positive(t, a.Timers.N, "timers measured")
 		assert.Positive(t, a.Speech.N, "words measured")
-		assert.Zero(t, a.Timers.Max+a.Speech.Max+a.Worst)
+		assert.Zero(t, a.Timers.Max+a.Speech.Max)
+		// The wire and the tool requests run in real time, on the
+		// process's clock: measured, whatever the agent's clock says.
+		assert.Positive(t, a.Reads.N, "the caller's frames, as the agent read them")
+		assert.Positive(t, a.Sends.N, "the agent's frames, as the caller read them")
+		assert.Positive(t, a.Tools.N, "tool requests' departures")
 	})
 	t.Run("not in process", func(t *testing.T) {
 		end := place(t, &lagClock{jump: 3 * time.Second}, 0, false)

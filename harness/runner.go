@@ -33,13 +33,15 @@ type Runner struct {
 	OverloadBound time.Duration
 	// AgentLateness, for an agent this process runs itself (a reference
 	// agent: agents.Server.Lateness), reports how late the agent's own
-	// timers ran in the call with this id. The call records it
+	// timers, speech and tool requests ran in the call with this id, and,
+	// from when the caller sent and read each frame (wire), how late the
+	// agent read the caller's frames and its own were read. The call records it
 	// (trace.CallEnd.AgentLateness), and a call whose agent ran later than
 	// OverloadBound is marked overloaded as if the harness had: its agent
 	// was starved of the CPU the two share, so the call did not run at its
 	// script's pace. nil: the agent's pace is not known (an agent in
 	// another process is never asked over the wire).
-	AgentLateness func(callID string) (trace.AgentLateness, bool)
+	AgentLateness func(callID string, wire trace.WireTimes) (trace.AgentLateness, bool)
 	TimeScale     float64 // offered to the agent; default 1.0
 	Seed          int64   // non-zero: overrides every scenario's seed
 	Suite         string  // label recorded in call.start
@@ -311,7 +313,7 @@ func (r *Runner) call(ctx context.Context, agentURL string, p Placement) *trace.
 		// Settled at the agent's own scale: the one it acknowledged and
 		// ran its timers at, even if its ack came too late for the
 		// caller to use it.
-		if al, ok := r.AgentLateness(id); ok {
+		if al, ok := r.AgentLateness(id, res.Wire); ok {
 			agentLate = &al
 		}
 	}

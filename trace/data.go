@@ -102,7 +102,18 @@ type AgentLateness struct {
 	// utterance's start plus its words' time, on which each word is
 	// timed): how far the agent's speech fell behind its own pace.
 	Speech LatenessStat `json:"speech"`
-	// Worst is the larger Max above divided by TimeScale.
+	// Reads: each caller frame, from when the caller sent it to when the
+	// agent's loop took it; Sends: each agent frame, from when the
+	// agent's loop sent it to when the caller read it. Both ends run in
+	// one process, so one clock measures them (the native text wire
+	// only, WireTimes; empty on other wires). A message that reaches its
+	// reader late is acted on late, which no timer of either side shows.
+	Reads LatenessStat `json:"reads"`
+	Sends LatenessStat `json:"sends"`
+	// Tools: each tool request, from the agent's call to the moment it
+	// was written to its connection (its departure).
+	Tools LatenessStat `json:"tools"`
+	// Worst is the largest Max above divided by TimeScale.
 	Worst time.Duration `json:"worst_script"`
 	// TimeScale is the scale the agent acknowledged and ran its timers
 	// at; the caller ran at 1.0 instead when the ack came too late.
@@ -115,8 +126,21 @@ func (l *AgentLateness) Settle(scale float64) {
 		scale = 1
 	}
 	l.TimeScale = scale
-	l.Worst = time.Duration(float64(max(l.Timers.Max, l.Speech.Max)) / scale)
+	l.Worst = time.Duration(float64(max(l.Timers.Max, l.Speech.Max, l.Reads.Max, l.Sends.Max, l.Tools.Max)) / scale)
 }
+
+// WireTimes is when the caller sent each of its frames (Sent[k]: the
+// frame with sequence number k+1) and read each of the agent's (Received,
+// in order), on the process's clock. A runner hands them to an agent in
+// its own process (harness.Runner.AgentLateness), which matches them
+// against its own reads and sends (AgentLateness.Reads, .Sends).
+type WireTimes struct {
+	Sent     []time.Time
+	Received []time.Time
+}
+
+// MaxWireTimes bounds each list of WireTimes; later frames are not timed.
+const MaxWireTimes = 1 << 14
 
 // LatenessStat counts the scheduled actions of one kind in a call and how
 // late the worst of them ran (real time).
