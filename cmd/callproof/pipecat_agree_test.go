@@ -148,22 +148,27 @@ func TestPipecatWiresAgree(t *testing.T) {
 				}
 				got[wire] = s
 			}
-			compareWires(t, tc.name, got, &compared)
+			for _, d := range compareWires(t, tc.name, got, &compared) {
+				t.Error(d)
+			}
 		})
 	}
 	t.Run("core", func(t *testing.T) {
 		if place {
 			t.Skip("the core suite's runs are make interop's (TestRunEvalPipecatCore and the audio wires'): alone, this test does not place them")
 		}
-		compareCoreRuns(t, dir, &compared)
+		for _, d := range compareCoreRuns(t, dir, &compared) {
+			t.Error(d)
+		}
 	})
 }
 
-// compareWires checks that the scores got (by wire) of one call agree:
+// compareWires says where the scores got (by wire) of one call disagree:
 // the first wire with a score is the reference (pipecatVerdict).
-func compareWires(t *testing.T, name string, got map[string]scorer.CallScore, compared *atomic.Int32) {
+func compareWires(t *testing.T, name string, got map[string]scorer.CallScore, compared *atomic.Int32) []string {
 	t.Helper()
 	var refWire string
+	var diffs []string
 	for _, wire := range pipecatWires {
 		s, there := got[wire]
 		if !there {
@@ -176,9 +181,28 @@ func compareWires(t *testing.T, name string, got map[string]scorer.CallScore, co
 		}
 		compared.Add(1)
 		if a, b := pipecatVerdict(got[refWire]), pipecatVerdict(s); a != b {
-			t.Errorf("%s: %s scored %s, %s scored %s", name, refWire, a, wire, b)
+			diffs = append(diffs, fmt.Sprintf("%s: %s scored %s, %s scored %s", name, refWire, a, wire, b))
 		}
 	}
+	return diffs
+}
+
+// rtviWires are the wires on which callproof reads the bot's words from
+// its RTVI bot-output (not from its audio): with earstt giving the bot
+// the caller's words as exactly as text does, a core call's whole verdict
+// must agree between them (pipecatFullVerdict).
+var rtviWires = []string{transportPipecatEval, transportWebRTC}
+
+// pipecatFullVerdict is a call's whole verdict: its outcome, all six
+// axes, the primary bucket and the secondary ones.
+func pipecatFullVerdict(s scorer.CallScore) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", s.Outcome)
+	for _, a := range s.Axes {
+		fmt.Fprintf(&b, " %s=%s", a.Axis, a.Verdict)
+	}
+	fmt.Fprintf(&b, " buckets=%s", strings.Join(callBuckets(s), ","))
+	return b.String()
 }
 
 // compareCoreRuns compares, call by call, the core suite's runs against
@@ -188,7 +212,7 @@ func compareWires(t *testing.T, name string, got map[string]scorer.CallScore, co
 // over two wires or more. The eval wire's run leaves out the noisy
 // scenarios (textCore), so those are compared between the audio wires
 // only.
-func compareCoreRuns(t *testing.T, dir string, compared *atomic.Int32) {
+func compareCoreRuns(t *testing.T, dir string, compared *atomic.Int32) []string {
 	t.Helper()
 	core, err := scenarios.Pack("core")
 	if err != nil {
@@ -229,13 +253,42 @@ func compareCoreRuns(t *testing.T, dir string, compared *atomic.Int32) {
 	}
 	keys := slices.Sorted(maps.Keys(runs))
 	n := 0
+	var diffs []string
+	noisy := noisyCore(t)
 	for _, k := range keys {
-		if len(runs[k]) > 1 {
-			n++
-			compareWires(t, k, runs[k], compared)
+		got := runs[k]
+		for wire, s := range got {
+			if s.Outcome != trace.OutcomeScored {
+				// Excluded (its trigger never fired): it tests nothing
+				// there (the wire's own run left it out of its assertions).
+				t.Logf("%s over %s: not compared: %s (%s)", k, wire, s.Outcome, s.Reason)
+				delete(got, wire)
+			}
+		}
+		if len(got) < 2 {
+			why := "placed over one wire"
+			if _, id, _ := strings.Cut(k, " "); slices.Contains(noisy, id) && got[transportPipecatEval].Call == "" {
+				why += " (not over the eval wire: text cannot play its noise)"
+			}
+			t.Logf("%s: not compared: %s", k, why)
+			continue
+		}
+		n++
+		if config, id, _ := strings.Cut(k, " "); config == "core-no-cancel-on-interruption" {
+			diffs = append(diffs, compareNoCancel(t, k, id, got, compared)...)
+			continue
+		}
+		diffs = append(diffs, compareWires(t, k, got, compared)...)
+		// Between the RTVI wires, the whole verdict.
+		if a, b := got[rtviWires[0]], got[rtviWires[1]]; a.Call != "" && b.Call != "" {
+			if va, vb := pipecatFullVerdict(a), pipecatFullVerdict(b); va != vb {
+				diffs = append(diffs, fmt.Sprintf("%s: %s scored %s, %s scored %s", k, rtviWires[0], va, rtviWires[1], vb))
+			}
 		}
 	}
-	t.Logf("core: %d calls of %d configuration-call pairs placed over two wires or more", n, len(keys))
+	t.Logf("core: %d calls of %d configuration-call pairs compared over two wires or more; the eval wire does not place %s (text cannot play their noise)",
+		n, len(keys), strings.Join(noisy, ", "))
+	return diffs
 }
 
 // noisyCore is the core scenarios with a noise step: what the eval wire's
@@ -260,4 +313,75 @@ func noisyCore(t *testing.T) []string {
 		}
 	}
 	return noisy
+}
+
+// textActsFirst are the core scenarios whose caller corrects the request
+// "right away, before any tool call" (corr-01, corr-04). Over audio the
+// correction starts as the request's last word ends, inside the turn
+// Pipecat has not yet closed (its VAD's stop and turn analysis come after
+// the words), so the model's first call already carries the corrected
+// value: nothing to cancel, the gate holds in both configurations. Over
+// the eval wire each text is a turn the instant it arrives: the model
+// calls at once, the correction lands during the write's grace, and
+// without cancelling the stale write goes out (stale_tool_args). The
+// wire's nature, not the bot's: those calls are not compared without
+// cancelling.
+var textActsFirst = []string{"corr-01", "corr-04"}
+
+// noCancelVerdict is what must agree across wires for one call of the
+// no-cancel-on-interruption configuration: whether the gate's stale-write
+// class found it (stale_tool_args or inflight_not_cancelled, primary or
+// secondary), else whether it holds. Which of the two buckets, and which
+// axes fail, follows how long the caller's change takes to say: over
+// audio a write the backend holds through a spoken "stop" outlasts the
+// handler's 4 s timeout and its retry commits after the change
+// (stale_tool_args), over text the hold ends first and the held write
+// itself commits (inflight_not_cancelled; docs/INTEROP.md, "The bot's
+// tool handling"). Over Twilio only the ledger's axes count (callproof
+// hears the bot's words there).
+func noCancelVerdict(wire string, s scorer.CallScore) string {
+	for _, b := range callBuckets(s) {
+		if b == string(scorer.BucketStaleToolArgs) || b == string(scorer.BucketInflightNotCanceled) {
+			return "fails: a stale write"
+		}
+	}
+	axes := s.Axes
+	if wire == transportTwilio {
+		axes = axes[2:5]
+	}
+	for _, a := range axes {
+		if a.Verdict != scorer.Pass {
+			return "fails: " + strings.Join(callBuckets(s), ",")
+		}
+	}
+	return "holds"
+}
+
+// compareNoCancel says where the wires disagree on one call of the
+// no-cancel-on-interruption configuration (noCancelVerdict), the calls of
+// textActsFirst aside over the eval wire.
+func compareNoCancel(t *testing.T, name, id string, got map[string]scorer.CallScore, compared *atomic.Int32) []string {
+	t.Helper()
+	var diffs []string
+	refWire := ""
+	for _, wire := range pipecatWires {
+		s, there := got[wire]
+		if !there {
+			continue
+		}
+		t.Logf("interop pipecat %s %s: %s (%s)", wire, name, axesLine(s), noCancelVerdict(wire, s))
+		if refWire == "" {
+			refWire = wire
+			continue
+		}
+		if slices.Contains(textActsFirst, id) && (refWire == transportPipecatEval || wire == transportPipecatEval) {
+			t.Logf("%s: %s and %s not compared: the correction comes before any tool call over audio, after it over text (textActsFirst)", name, refWire, wire)
+			continue
+		}
+		compared.Add(1)
+		if a, b := noCancelVerdict(refWire, got[refWire]), noCancelVerdict(wire, s); a != b {
+			diffs = append(diffs, fmt.Sprintf("%s: %s %s, %s %s", name, refWire, a, wire, b))
+		}
+	}
+	return diffs
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/scenarios"
 	"github.com/callproof/callproof/scorer"
+	"github.com/callproof/callproof/trace"
 )
 
 // TestRunEvalPipecatCore is `callproof run --transport pipecat-eval
@@ -43,16 +45,12 @@ func TestRunEvalPipecatCore(t *testing.T) {
 	t.Run("careful", func(t *testing.T) {
 		calls := runPipecatCore(ctx, t, python, root, "", pipecatCoreRun{
 			name: "core-careful", transport: transportPipecatEval, cancel: true, only: only})
-		for _, id := range slices.Sorted(maps.Keys(calls)) {
-			if c := calls[id]; !c.gate.Holds {
-				t.Errorf("%s: the gate fails: %s", id, strings.Join(gateWhy(c), " "))
-			}
-		}
+		checkCarefulCore(t, calls)
 	})
 	t.Run("no-cancel-on-interruption", func(t *testing.T) {
 		calls := runPipecatCore(ctx, t, python, root, "", pipecatCoreRun{
 			name: "core-no-cancel-on-interruption", transport: transportPipecatEval, cancel: false, only: only})
-		checkNoCancelBuckets(t, calls)
+		checkNoCancelBuckets(t, calls, pipecatNoCancelBuckets)
 	})
 }
 
@@ -61,9 +59,14 @@ func TestRunEvalPipecatCore(t *testing.T) {
 // Streams and SmallWebRTC (in a network namespace, as
 // TestRunWebRTCPipecatBot), every scenario (the noise ones included), the
 // bot hearing the caller with earstt. It logs each call's verdicts and
-// the gate's, for make interop's lines; it does not assert them yet (over
-// Twilio the bot's words are only its audio, which callproof's recognizer
-// may not vouch for). make interop only.
+// the gate's, for make interop's lines. Over SmallWebRTC it asserts them
+// as TestRunEvalPipecatCore does: careful, the gate holds on every scored
+// call (checkCarefulCore); without cancelling, it fails on the calls of
+// pipecatNoCancelBucketsAudio with their buckets (checkNoCancelBuckets); and
+// confirmation_matches_backend is decided on every call in which the bot
+// confirmed (runPipecatCore). Over Twilio it does not assert them yet
+// (the bot's words are only its audio, which callproof's recognizer may
+// not vouch for). make interop only.
 func TestRunAudioPipecatCore(t *testing.T) {
 	runs := []pipecatCoreRun{
 		{name: "core-careful", cancel: true},
@@ -75,7 +78,14 @@ func TestRunAudioPipecatCore(t *testing.T) {
 		ctx, python, root := pipecatVenv(t)
 		for _, r := range runs {
 			r.transport = transportWebRTC
-			t.Run(transportWebRTC+"-"+r.name, func(t *testing.T) { runPipecatCore(ctx, t, python, root, t.TempDir(), r) })
+			t.Run(transportWebRTC+"-"+r.name, func(t *testing.T) {
+				calls := runPipecatCore(ctx, t, python, root, t.TempDir(), r)
+				if r.cancel {
+					checkCarefulCore(t, calls)
+				} else {
+					checkNoCancelBuckets(t, calls, pipecatNoCancelBucketsAudio)
+				}
+			})
 		}
 		return
 	}
@@ -90,7 +100,9 @@ func TestRunAudioPipecatCore(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					runInNetnsFor(ctx, t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, 20*time.Minute)
+					// Bounded by its own 28 min (under make interop's
+					// -timeout 30m), not by the venv's 20.
+					runInNetnsFor(context.WithoutCancel(ctx), t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, 28*time.Minute)
 					return
 				}
 				runPipecatCore(ctx, t, python, root, t.TempDir(), r)
@@ -128,14 +140,87 @@ var pipecatNoCancelBuckets = map[string][]string{
 	"int-06":  {"stale_tool_args", "inflight_not_cancelled"},
 }
 
-// checkNoCancelBuckets checks a no-cancel-on-interruption run against
-// pipecatNoCancelBuckets: each listed call fails the gate with its primary
-// bucket and (at least) its secondary ones; every other call holds.
-func checkNoCancelBuckets(t *testing.T, calls map[string]pipecatCoreCall) {
+// maxLeftOut bounds the calls of a core run left out of its assertions
+// because they were not scored (an excluded call: its scenario's trigger
+// never fired, so it tests nothing; a harness_error, which a run placed
+// again until none is left: a call still behind real time after its
+// placements skips the whole run instead): a tenth of the suite.
+const maxLeftOut = 3
+
+// leftOut says whether c is left out of a core run's assertions (not
+// scored), logging why.
+func leftOut(t *testing.T, id string, c pipecatCoreCall) bool {
 	t.Helper()
+	if o := c.score.Outcome; o != trace.OutcomeHarnessError && o != trace.OutcomeExcluded {
+		return false // scored, or the agent's own error (agent_error): a verdict
+	}
+	t.Logf("%s: left out of the assertions: %s (%s)", id, c.score.Outcome, c.score.Reason)
+	return true
+}
+
+// checkLeftOut fails a run that left out more than maxLeftOut calls.
+func checkLeftOut(t *testing.T, n int) {
+	t.Helper()
+	if n > maxLeftOut {
+		t.Errorf("%d calls not scored, more than the %d a run may leave out of its assertions", n, maxLeftOut)
+	}
+}
+
+// checkCarefulCore checks a careful run (cancel_on_interruption=True):
+// the release gate holds on every scored call.
+func checkCarefulCore(t *testing.T, calls map[string]pipecatCoreCall) {
+	t.Helper()
+	out := 0
 	for _, id := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[id]
-		want, fails := pipecatNoCancelBuckets[id]
+		if leftOut(t, id, c) {
+			out++
+			continue
+		}
+		if !c.gate.Holds {
+			t.Errorf("%s: the gate fails: %s", id, strings.Join(gateWhy(c), " "))
+		}
+	}
+	checkLeftOut(t, out)
+}
+
+// pipecatNoCancelBucketsAudio is pipecatNoCancelBuckets over SmallWebRTC,
+// where the caller's changes take the time it takes to say them:
+//   - corr-01 and corr-04 hold: their correction, "right away, before any
+//     tool call", starts as the request's last word ends, within the turn
+//     Pipecat has not closed yet, so the model's first call already
+//     carries the corrected value (textActsFirst);
+//   - every other listed call fails with stale_tool_args as its primary
+//     bucket (inflight_not_cancelled, where text finds it, was not among
+//     the buckets over audio in the runs measured): a write the backend
+//     holds while the caller speaks outlasts the handler's TOOL_TIMEOUT,
+//     and its retry, sent after the change under the same key, is what
+//     commits (docs/INTEROP.md, "The bot's tool handling").
+var pipecatNoCancelBucketsAudio = func() map[string][]string {
+	m := map[string][]string{}
+	for id := range pipecatNoCancelBuckets {
+		if !slices.Contains(textActsFirst, id) {
+			m[id] = []string{"stale_tool_args"}
+		}
+	}
+	return m
+}()
+
+// checkNoCancelBuckets checks a no-cancel-on-interruption run against
+// want (pipecatNoCancelBuckets, or pipecatNoCancelBucketsAudio): each
+// listed call fails the gate with its primary bucket and (at least) its
+// secondary ones; every other call holds.
+func checkNoCancelBuckets(t *testing.T, calls map[string]pipecatCoreCall, buckets map[string][]string) {
+	t.Helper()
+	out := 0
+	defer func() { checkLeftOut(t, out) }()
+	for _, id := range slices.Sorted(maps.Keys(calls)) {
+		c := calls[id]
+		if leftOut(t, id, c) {
+			out++
+			continue
+		}
+		want, fails := buckets[id]
 		got := callBuckets(c.score)
 		switch {
 		case !fails && !c.gate.Holds:
@@ -188,6 +273,9 @@ type pipecatCoreRun struct {
 type pipecatCoreCall struct {
 	score scorer.CallScore
 	gate  harness.GateResult
+	// confirms is the bot's last outcome claim in the call (its words,
+	// from RTVI over SmallWebRTC and the eval wire): "" when it made none.
+	confirms string
 }
 
 // runPipecatCore starts the fake model (--mode conversation) and the bot
@@ -279,10 +367,21 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		t.Fatalf("the run is incomplete or broken: %+v", g)
 	}
 	dir := os.Getenv(envPipecatVerdicts)
+	if dir != "" {
+		// The run itself (histories, table) beside the scores, to read
+		// a disagreement's timelines (callproof show --out).
+		kept := filepath.Join(dir, r.transport+"-"+r.name+".out")
+		if err := os.RemoveAll(kept); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(kept, os.DirFS(out)); err != nil {
+			t.Errorf("keeping the run: %v", err)
+		}
+	}
 	calls := map[string]pipecatCoreCall{}
 	kept, failing := 0, 0
 	for _, c := range harness.ScoreCalls(saved.Sorted()) {
-		call := pipecatCoreCall{score: c.Score, gate: harness.Gate([]harness.Call{c}, harness.Policy{})}
+		call := pipecatCoreCall{score: c.Score, gate: harness.Gate([]harness.Call{c}, harness.Policy{}), confirms: botConfirms(c.History)}
 		calls[c.Score.Call] = call
 		if c.Score.Integrity {
 			kept++
@@ -305,6 +404,9 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		}
 	}
 	t.Logf("interop: integrity %d/%d", kept, len(calls))
+	if r.transport != transportTwilio {
+		checkConfirmationsDecided(t, calls)
+	}
 	if failing == 0 {
 		t.Logf("interop: gate holds")
 	}
@@ -316,6 +418,77 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		t.Errorf("%d calls scored, want %d", len(calls), want)
 	}
 	return calls
+}
+
+// pipecatClaim matches the fake model's sentences that claim an outcome
+// (fake_llm.py --mode conversation): "Done. Order 5590 now has …" or
+// "… has been shipped." (the write landed; its TTS may say "Done." and
+// the rest as two utterances, and RTVI reports them so), "… Nothing was
+// changed …" (withdrawn, or failed) and "… can't confirm yet …" (its
+// outcome open). Its other words claim nothing ("What would you like to
+// change…?", "Sorry, I couldn't undo the change on …").
+var pipecatClaim = regexp.MustCompile(`^Done\.| now has | has been |Nothing was changed|can't confirm yet`)
+
+// botConfirms is the last of the bot's completed utterances in h (ended,
+// not cleared) whose words (its agent.speech_text, or the end's text)
+// claim an outcome; "" when none does. Over SmallWebRTC the words of an
+// utterance (RTVI's bot-output) may be recorded after its end.
+func botConfirms(h *trace.History) string {
+	type utt struct {
+		words       string
+		ended, gone bool
+	}
+	utts := map[string]*utt{}
+	var order []string
+	for _, e := range h.Events {
+		a, ok := e.Data.(*trace.AgentSpeech)
+		if !ok {
+			continue
+		}
+		u := utts[a.Utterance]
+		if u == nil {
+			u = &utt{}
+			utts[a.Utterance] = u
+			order = append(order, a.Utterance)
+		}
+		switch e.Kind {
+		case trace.KindAgentSpeechText:
+			u.words = a.Text
+		case trace.KindAgentSpeechEnd:
+			u.ended = true
+			if a.Text != "" { // everything it said, when the wire tells
+				u.words = a.Text
+			}
+		case trace.KindAgentClear:
+			u.gone = true
+		}
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		if u := utts[order[i]]; u.ended && !u.gone && pipecatClaim.MatchString(u.words) {
+			return u.words
+		}
+	}
+	return ""
+}
+
+// checkConfirmationsDecided: over the wires that carry the bot's words
+// (RTVI's bot-output), every scored call in which the bot claimed an
+// outcome has confirmation_matches_backend decided, pass or fail, never
+// unknown.
+func checkConfirmationsDecided(t *testing.T, calls map[string]pipecatCoreCall) {
+	t.Helper()
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(calls)) {
+		c := calls[id]
+		if c.confirms == "" || c.score.Outcome != trace.OutcomeScored {
+			continue
+		}
+		n++
+		if a := c.score.Axis(scorer.ConfirmationMatchesBackend); a.Verdict == scorer.Unknown {
+			t.Errorf("%s: the bot said %q, but confirmation_matches_backend is unknown: %v", id, c.confirms, a.Findings)
+		}
+	}
+	t.Logf("confirmation_matches_backend decided on the %d scored calls in which the bot claimed an outcome", n)
 }
 
 // gateWhy is why the gate fails on one call: its buckets, primary first,
@@ -333,23 +506,85 @@ func gateWhy(c pipecatCoreCall) []string {
 // TestCompareCoreRuns: the core runs' scores a wire's suite leaves
 // (WIRE-CONFIG-CALL.json) are grouped by configuration and call, and a
 // call placed over two wires is compared once; one placed over a single
-// wire, or a file of no core run, is not.
+// wire, an excluded call, or a file of no core run, is not. Between the
+// eval wire and SmallWebRTC the whole verdict must agree (the sixth axis
+// too); with Twilio, the ledger's three axes.
 func TestCompareCoreRuns(t *testing.T) {
 	dir := t.TempDir()
-	score := scorer.CallScore{Call: "int-05", Outcome: "scored", Axes: make([]scorer.AxisResult, 6)}
-	b, err := json.Marshal(score)
-	if err != nil {
-		t.Fatal(err)
+	axes := func(v6 scorer.Verdict) []scorer.AxisResult {
+		var as []scorer.AxisResult
+		for _, a := range scorer.Axes() {
+			as = append(as, scorer.AxisResult{Axis: a, Verdict: scorer.Pass})
+		}
+		as[5].Verdict = v6
+		return as
 	}
-	for _, name := range []string{"pipecat-eval-core-careful-int-05", "twilio-core-careful-int-05",
-		"twilio-core-no-cancel-on-interruption-int-05", "webrtc-core-careful-int-08", "twilio-cancel-on-interruption"} {
+	write := func(name string, s scorer.CallScore) {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	pass := scorer.CallScore{Call: "int-05", Outcome: trace.OutcomeScored, Axes: axes(scorer.Pass)}
+	for _, name := range []string{"pipecat-eval-core-careful-int-05", "twilio-core-careful-int-05",
+		"twilio-core-no-cancel-on-interruption-int-05", "webrtc-core-careful-int-08", "twilio-cancel-on-interruption"} {
+		write(name, pass)
+	}
+	// Over Twilio the sixth axis is what callproof's recognizer heard:
+	// not compared.
+	write("twilio-core-careful-int-05", scorer.CallScore{Call: "int-05", Outcome: trace.OutcomeScored, Axes: axes(scorer.Unknown)})
+	// An excluded call is not compared.
+	write("pipecat-eval-core-careful-int-06", pass)
+	write("webrtc-core-careful-int-06", scorer.CallScore{Call: "int-06", Outcome: trace.OutcomeExcluded, Axes: axes(scorer.Unknown)})
 	var compared atomic.Int32
-	compareCoreRuns(t, dir, &compared)
+	if d := compareCoreRuns(t, dir, &compared); len(d) != 0 {
+		t.Errorf("disagreements %q, want none", d)
+	}
 	if n := compared.Load(); n != 1 {
 		t.Errorf("%d calls compared, want 1", n)
+	}
+	// Between the RTVI wires, the sixth axis disagreeing is a disagreement.
+	write("webrtc-core-careful-int-05", scorer.CallScore{Call: "int-05", Outcome: trace.OutcomeScored, Axes: axes(scorer.Unknown)})
+	if d := compareCoreRuns(t, dir, &compared); len(d) != 1 || !strings.Contains(d[0], "confirmation_matches_backend=unknown") {
+		t.Errorf("disagreements %q, want one on confirmation_matches_backend", d)
+	}
+}
+
+// TestBotConfirms: the bot's last completed utterance that claims an
+// outcome is its confirmation; a claim cut off (cleared, never ended) and
+// words that claim nothing are not.
+func TestBotConfirms(t *testing.T) {
+	h := &trace.History{Call: "corr-01"}
+	say := func(utt, text string, end bool) {
+		h.Events = append(h.Events, trace.Event{Kind: trace.KindAgentSpeechStart, Data: &trace.AgentSpeech{Utterance: utt}},
+			trace.Event{Kind: trace.KindAgentSpeechText, Data: &trace.AgentSpeech{Utterance: utt, Text: text}})
+		if end {
+			h.Events = append(h.Events, trace.Event{Kind: trace.KindAgentSpeechEnd, Data: &trace.AgentSpeech{Utterance: utt}})
+		}
+	}
+	say("a1", "What would you like to change on order 5590?", true)
+	if got := botConfirms(h); got != "" {
+		t.Errorf("a question: %q, want none", got)
+	}
+	say("a2", "Done. Order 5590 now has delivery date December 3.", true)
+	say("a3", "Okay, I won't make any change. Nothing was changed on order 5590.", false)
+	say("a4", "Sorry, I couldn't undo the change on order 5590.", true)
+	if got, want := botConfirms(h), "Done. Order 5590 now has delivery date December 3."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	// Its words recorded after its end, as over SmallWebRTC.
+	h.Events = append(h.Events, trace.Event{Kind: trace.KindAgentSpeechStart, Data: &trace.AgentSpeech{Utterance: "a7"}},
+		trace.Event{Kind: trace.KindAgentSpeechEnd, Data: &trace.AgentSpeech{Utterance: "a7"}},
+		trace.Event{Kind: trace.KindAgentSpeechText, Data: &trace.AgentSpeech{Utterance: "a7", Text: "Okay, I won't make any change. Nothing was changed on order 5590."}})
+	if got, want := botConfirms(h), "Okay, I won't make any change. Nothing was changed on order 5590."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	say("a5", "Done.", true) // the same claim in two utterances
+	say("a6", "Order 5590 has been shipped.", true)
+	if got, want := botConfirms(h), "Order 5590 has been shipped."; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
