@@ -41,6 +41,9 @@ type Meta struct {
 	// Signaling and Trickle are a WebRTC run's (WebRTCOptions).
 	Signaling string `json:"signaling,omitempty"`
 	Trickle   bool   `json:"trickle,omitempty"`
+	// LiveKitAgentName is a LiveKit run's agent dispatched by name
+	// (--livekit-agent-name; empty: the server's automatic dispatch).
+	LiveKitAgentName string `json:"livekit_agent_name,omitempty"`
 	// Trials is how many times the run places every scenario (0 or 1:
 	// once, under the scenario's id; k > 1: ids SCENARIO.t1 … .tk).
 	Trials int `json:"trials,omitempty"`

@@ -50,6 +50,8 @@ suites=(
 	"livekit python careful ./cmd/callproof/ ^TestLiveKitStockAgent$/^careful-"
 	"livekit python flawed ./cmd/callproof/ ^TestLiveKitStockAgent$/^flawed-"
 	"livekit python mcp ./cmd/callproof/ ^TestLiveKitStockAgent$/^mcp-tools$"
+	"livekit python core-careful ./cmd/callproof/ ^TestLiveKitStockCore$/^core-careful$"
+	"livekit python core-flawed ./cmd/callproof/ ^TestLiveKitStockCore$/^core-flawed$"
 	"janus webrtc echotest ./callsim/webrtc/ ^TestJanusEcho$"
 	"callproof-careful twilio core ./harness/ ^TestAudioCoreMatchesText$"
 	"callproof-careful twilio audio-only-load ./cmd/callproof/ ^TestLoadAudioOnlyAgent$"

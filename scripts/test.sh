@@ -63,6 +63,7 @@ INTEROP_ONLY=(
 	'^TestRunTwilioOpenAIAgent$/^http$'
 	'^TestOpenAIAgentBargeInDuringTool$'
 	'^TestLiveKitStockAgent$/^(careful-confirms|careful-hangs-up|mcp-tools)$'
+	'^TestLiveKitStockCore$'
 )
 INTEROP_TESTS=${INTEROP_TESTS-$(IFS='|'; echo "${INTEROP_ONLY[*]}")}
 # Packages whose tests place no call in real time: make test runs them two

@@ -23,32 +23,40 @@ leaves the room, as LiveKit's hang-up examples do (they delete the room;
 leaving it is enough here, and callproof reads it as the hang-up).
 
 The one thing an agent changes to be tested by callproof: its tools POST
-to the call's tools URL with its bearer token (update_order, as a careful
-tool does, with an Idempotency-Key and its write read back), read from the job's
+to the call's tools URL with its bearer token, read from the job's
 metadata (callproof's start object), or from the caller's participant
-attributes (docs/INTEROP.md, "LiveKit Agents").
+attributes (docs/INTEROP.md, "LiveKit Agents"). Its tools over HTTP are
+the call's catalogue (tools.catalog; update_order alone without one), each
+a function tool; each write is handled as the Pipecat bot's careful
+handler does (settle: a grace a barge-in cancels, a read first, one
+Idempotency-Key per function call kept on its retries, a bounded timeout,
+at most two retries, a read back before the model hears the result, and an
+honest done, failed or unconfirmed result).
 
 With --tools mcp the agent has no tool code but end_call: LiveKit's own
 MCPToolset takes the call's tools from its MCP URL (the start object's
 tools.mcpUrl) with the same token (mcp_tools below).
 
-Two configurations of update_order (or, over MCP, of every tool listed),
-the tool whose write callproof holds while the caller barges in (core
-scenario int-05):
+Two configurations of each write (over MCP, of every tool listed), as
+they meet the caller barging in (core scenario int-05: "stop" while the
+backend holds the write):
 
-- careful (the default): the tool waits for its request only while the
-  turn is not interrupted (SpeechHandle.wait_if_not_interrupted), and the
-  caller starting to speak interrupts the turn: the request is cancelled,
-  its connection closed, and nothing commits;
+- careful (the default): the tool waits for its grace and its requests
+  only while the turn is not interrupted
+  (SpeechHandle.wait_if_not_interrupted), and the caller starting to speak
+  interrupts the turn: the write is given up, its connection closed, and
+  nothing commits; the model hears "cancelled";
 - flawed (--no-interrupt-tools): the tool calls disallow_interruptions()
-  first, so the request runs on through the caller's "stop" and commits.
+  first, so the write runs on through the caller's "stop" or correction
+  and commits.
 
 Jobs run as threads (one process for every call), the worker's load
 threshold is off and its load is the calls it runs, not the machine's
 CPU: LiveKit's defaults refuse jobs on a machine as busy as a test's
 (the worker above 0.7, the server at 1). Run it as LiveKit's examples run:
 
-    python agent.py --llm-url http://127.0.0.1:PORT/v1 [--no-interrupt-tools] [--tools mcp] [--agent-name NAME] start
+    python agent.py --llm-url http://127.0.0.1:PORT/v1 [--no-interrupt-tools] [--tools mcp] [--agent-name NAME]
+        [--write-grace SECONDS (2)] [--stt ear --stt-url URL] start
 
 with LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET in the
 environment. It prints "registered NAME" on stdout once the server has
@@ -101,6 +109,7 @@ from livekit.plugins import openai, silero
 logger = logging.getLogger("callproof-agent")
 
 SPHINX_RATE = 16000  # the bundled model's rate
+WRITE_GRACE = 2.0  # default --write-grace: seconds between the model's call and a write
 
 
 def parse_args() -> argparse.Namespace:
@@ -110,6 +119,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--agent-name", default="callproof-stock", help="the name explicit dispatch uses")
     p.add_argument("--no-interrupt-tools", dest="interrupt_tools", action="store_false",
                    help="the flawed configuration: update_order disallows interruptions")
+    p.add_argument("--write-grace", type=float, default=WRITE_GRACE,
+                   help="http: seconds a write waits after the model's call, in which a barge-in cancels it")
     p.add_argument("--voice", default="kal16", help="flite's voice")
     p.add_argument("--tools", choices=["http", "mcp"], default="http",
                    help="http: update_order posts to the call's tools URL; mcp: LiveKit's MCPToolset on its MCP URL")
@@ -368,12 +379,13 @@ class Guard:
             request.cancel()
             await asyncio.gather(request, return_exceptions=True)
             logger.info("%s cancelled: the caller interrupted", what)
-            return json.dumps({"ok": False, "error": "cancelled: the caller interrupted"})
+            return json.dumps({"ok": False, "outcome": "cancelled", "error": "cancelled: the caller interrupted"})
         return request.result()
 
 
 class Desk(Agent):
-    """The agent: end_call, and the tools it is given (over MCP)."""
+    """The agent: end_call, and the call's tools it is given (over HTTP,
+    http_tools; over MCP, mcp_tools)."""
 
     def __init__(self, guard: Guard, tools: list | None = None) -> None:
         super().__init__(instructions="You change orders with update_order.", tools=tools or [])
@@ -389,52 +401,215 @@ class Desk(Agent):
         await get_job_context().room.disconnect()
 
 
-class OrderDesk(Desk):
-    """The agent with its tools over HTTP: update_order, a function tool
-    that calls the call's tool."""
+# The order desk's catalogue as callproof describes it (effect, table,
+# key_arg), for a call whose data carries none: update_order alone.
+ORDER_DESK = [{"name": "update_order", "effect": "update", "table": "orders", "key_arg": "order_number",
+               "args": [{"name": "order_number", "type": "string", "required": True},
+                        {"name": "delivery_date", "type": "date"}, {"name": "quantity", "type": "string"}]}]
 
-    def __init__(self, guard: Guard, tools_url: str, token: str) -> None:
-        super().__init__(guard)
-        self._tools_url = tools_url.rstrip("/")
-        self._token = token
 
-    async def _write(self, name: str, body: dict, key: str) -> str:
-        """POSTs the write with an Idempotency-Key (one per function call),
-        and reads a write that succeeded back (get_order) before the model
-        hears its result, so the agent confirms what the backend holds."""
-        headers = {"Authorization": f"Bearer {self._token}"}
-        async with aiohttp.ClientSession() as s:
-            async with s.post(f"{self._tools_url}/{name}", json=body,
-                              headers=dict(headers, **{"Idempotency-Key": key})) as r:
-                result = await r.json(content_type=None)
-                logger.info("%s %s -> %s", name, body, r.status)
-            if isinstance(result, dict) and result.get("ok") is True and "order_number" in body:
-                async with s.post(f"{self._tools_url}/get_order", json={"order_number": body["order_number"]},
-                                  headers=headers) as r:
-                    result["read_back"] = await r.json(content_type=None)
-                    logger.info("get_order -> %s", r.status)
-        return json.dumps(result)
+def catalogue(raw: object) -> list[dict]:
+    """The call's tools as callproof describes them (name, description,
+    effect, table, key_arg, args), else ORDER_DESK."""
+    try:
+        tools = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        tools = None
+    return tools if isinstance(tools, list) and tools else ORDER_DESK
 
-    @function_tool
-    async def update_order(
-        self,
-        context: RunContext,
-        order_number: str,
-        delivery_date: str | None = None,
-        quantity: str | None = None,
-    ) -> str:
-        """Change an order's delivery date or quantity.
 
-        Args:
-            order_number: the order's number
-            delivery_date: the new delivery date, YYYY-MM-DD
-            quantity: the new quantity
-        """
-        body = {"order_number": order_number, "delivery_date": delivery_date, "quantity": quantity}
-        body = {k: str(v) for k, v in body.items() if v not in (None, "")}
-        key = f"livekit-{context.function_call.call_id}"
-        return await self.guard.run(context, f"update_order {body}",
-                                    lambda: self._write("update_order", body, key))
+def raw_schema(spec: dict) -> dict:
+    """One catalogue tool as the model is offered it (a raw function
+    tool's JSON schema)."""
+    props = {}
+    for a in spec.get("args") or []:
+        p: dict = {"type": {"integer": "integer", "number": "number"}.get(a.get("type"), "string")}
+        if a.get("type") == "date":
+            p["format"] = "date"
+        if a.get("pattern"):
+            p["pattern"] = a["pattern"]
+        if a.get("enum"):
+            p["enum"] = a["enum"]
+        desc = a.get("description") or ("YYYY-MM-DD" if a.get("type") == "date" else "")
+        if desc:
+            p["description"] = desc
+        props[a["name"]] = p
+    required = [a["name"] for a in spec.get("args") or [] if a.get("required")]
+    return {"name": spec["name"], "description": spec.get("description") or spec["name"],
+            "parameters": {"type": "object", "properties": props, "required": required}}
+
+
+# How a write treats the backend (careful_write), as the Pipecat bot's
+# handler does. A timeout or a lost answer leaves a write's outcome open;
+# so does an empty 200, a 202 or an answer naming another record: each is
+# settled by reading the record back.
+TOOL_TIMEOUT = 4.0  # seconds one tool request may take
+RETRIES = 2  # tries after the first, on a 5xx, 409, 429, timeout or lost answer
+RETRY_BACKOFF = 0.2  # seconds before a retry
+POLL_EVERY = 0.15  # seconds between reads while an accepted (202) write settles
+POLLS = 40  # reads while it settles
+VERIFY_READS = 3  # reads of a 200's record before it counts as not landed
+
+
+class Backend:
+    """The call's tools over HTTP: POST {tools_url}/{tool} with the call's
+    bearer token, one connection per request (no connection reuse that
+    could send a request twice behind the handler's back)."""
+
+    def __init__(self, tools_url: str, token: str, session: aiohttp.ClientSession) -> None:
+        self.base = tools_url.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.s = session
+
+    async def post(self, tool: str, args: dict, key: str = "") -> tuple[int | None, object]:
+        """The status (None: timed out or the answer was lost) and the
+        JSON answer (None: empty or not JSON)."""
+        headers = dict(self.headers, **({"Idempotency-Key": key} if key else {}))
+        try:
+            async with self.s.post(f"{self.base}/{tool}", json=args, headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=TOOL_TIMEOUT)) as r:
+                text = await r.text()
+                try:
+                    body = json.loads(text) if text.strip() else None
+                except ValueError:
+                    body = None
+                logger.info("%s %s key=%s -> %s", tool, args, key or "-", r.status)
+                return r.status, body
+        except (asyncio.TimeoutError, aiohttp.ClientError) as e:
+            logger.info("%s %s key=%s -> %s", tool, args, key or "-", type(e).__name__)
+            return None, None
+
+    async def read(self, tool: dict | None, key: str) -> tuple[dict | None, bool]:
+        """The record tool (a read) returns for key, and whether the read
+        answered at all; a record with another key is none."""
+        if tool is None or not tool.get("key_arg"):
+            return None, False
+        status, body = await self.post(tool["name"], {tool["key_arg"]: key})
+        rec = body.get("record") if isinstance(body, dict) and body.get("ok") is True else None
+        if status == 200 and isinstance(rec, dict) and rec.get("key") == key:
+            return rec, True
+        return None, status is not None and status < 500
+
+
+def holds(rec: dict | None, args: dict, kn: str | None) -> bool:
+    """Whether a record carries the write's values (its key the write's)."""
+    if not isinstance(rec, dict):
+        return False
+    fields = rec.get("fields") or {}
+    return all((rec.get("key") == v) if k == kn else (str(fields.get(k)) == v) for k, v in args.items())
+
+
+async def settle(b: Backend, spec: dict, tools: list[dict], call_id: str, args: dict) -> dict:
+    """One write, as a careful tool makes it: it reads the record first
+    (the values it held: "before", so the model can put it back), sends the
+    write with an Idempotency-Key, one per function call
+    (livekit-{call_id}), and reads the record back: only a record holding
+    the write's values is a success, never the write's own answer (a 202,
+    an empty 200, another record). On a timeout, a lost answer or an empty
+    200 that did not land it retries with the same key (a replay, if the
+    first got through); on a 5xx, 409 or 429 that the read shows did not
+    land, with a new key (livekit-{call_id}-rN: the backend keeps the error
+    under the old one); a create (no record to read first) is retried with
+    a new key only after a 503 or 429, which say nothing was done; at most
+    RETRIES retries. It tells the model what it knows: {"ok": true,
+    "outcome": "done", "record": …, "before": …}, or "ok": false with
+    outcome "failed" (the backend said no and the record shows no change)
+    or "unconfirmed" (it could not find out)."""
+    kn = spec.get("key_arg") or None
+    readers = [t for t in tools if t.get("effect") == "read"]
+    read = next((t for t in readers if t.get("table") == spec.get("table")), None)
+    targets = spec.get("effect") in ("update", "cancel", "delete")
+
+    def failed(why: str) -> dict:
+        return {"ok": False, "outcome": "failed", "error": why}
+
+    def unconfirmed(why: str) -> dict:
+        return {"ok": False, "outcome": "unconfirmed", "error": why}
+
+    verify = targets and kn in args and read is not None
+    before = None
+    if verify:
+        rec, _ = await b.read(read, args[kn])
+        before = (rec or {}).get("fields")
+    base = key = f"livekit-{call_id}"
+    status, seen = None, False
+    for attempt in range(RETRIES + 1):
+        if attempt:
+            await asyncio.sleep(RETRY_BACKOFF)
+        status, body = await b.post(spec["name"], args, key)
+        answer = body.get("record") if isinstance(body, dict) and body.get("ok") is True else None
+        if verify:
+            # Read back: the record, not the answer, says whether it landed.
+            polls = POLLS if status == 202 else VERIFY_READS if status == 200 and answer else 1
+            for i in range(polls):
+                if i:
+                    await asyncio.sleep(POLL_EVERY)
+                rec, seen = await b.read(read, args[kn])
+                if holds(rec, args, kn):
+                    return {"ok": True, "outcome": "done", "record": rec, "before": before}
+            if status == 202:
+                return unconfirmed(f"accepted, and {args[kn]} did not show the change")
+            if status == 200 and answer:
+                return failed(f"answered 200, but {args[kn]} does not hold the change")
+            if status is not None and 400 <= status < 500 and status not in (409, 429):
+                return failed(f"answered {status}")
+            if status is not None and status >= 400 and seen:
+                key = f"{base}-r{attempt + 1}"  # a definite error, and nothing landed
+            continue
+        # A create, or a write with no read: its answer is the evidence.
+        if status == 200 and isinstance(answer, dict):
+            made = next((t for t in readers if t.get("table") == answer.get("table")), None)
+            if made is None:
+                return {"ok": True, "outcome": "done", "record": answer}
+            rec, _ = await b.read(made, answer.get("key", ""))
+            if holds(rec, {k: v for k, v in args.items() if k != kn}, None):
+                return {"ok": True, "outcome": "done", "record": rec}
+            return unconfirmed(f"{answer.get('key')} does not read back")
+        if status == 202:
+            return unconfirmed("accepted, not seen to land")
+        if status in (429, 503):
+            key = f"{base}-r{attempt + 1}"  # refused before it was handled
+        elif status is not None and status >= 400:
+            return failed(f"answered {status}")
+    if status is not None and status >= 400 and (seen or not verify):
+        return failed(f"answered {status} {RETRIES + 1} times")
+    return unconfirmed("no answer that shows the write landed")
+
+
+def http_tools(guard: Guard, tools_url: str, token: str, tools: list[dict], grace: float) -> list[llm.RawFunctionTool]:
+    """The call's catalogue as function tools over HTTP: careful_write for
+    each write, a plain read for each read."""
+
+    def careful_write(spec: dict) -> llm.RawFunctionTool:
+        name = spec["name"]
+
+        async def write(args: dict, call_id: str) -> str:
+            # The grace first: a caller who stops or corrects the request
+            # in that time interrupts the turn (careful), and nothing is
+            # sent.
+            await asyncio.sleep(grace)
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
+                result = await settle(Backend(tools_url, token, s), spec, tools, call_id, args)
+            logger.info("%s %s: %s", name, args, result.get("outcome"))
+            return json.dumps(result)
+
+        async def run(raw_arguments: dict[str, object], context: RunContext) -> Any:
+            args = {k: str(v) for k, v in raw_arguments.items() if v not in (None, "")}
+            call_id = context.function_call.call_id  # one key per function call, kept on its retries
+            return await guard.run(context, f"{name} {args}", lambda: write(args, call_id))
+
+        return function_tool(run, raw_schema=raw_schema(spec))
+
+    def plain_read(spec: dict) -> llm.RawFunctionTool:
+        async def run(raw_arguments: dict[str, object], context: RunContext) -> Any:
+            args = {k: str(v) for k, v in raw_arguments.items() if v not in (None, "")}
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
+                status, body = await Backend(tools_url, token, s).post(spec["name"], args)
+            return json.dumps(body if body is not None else {"ok": False, "status": status})
+
+        return function_tool(run, raw_schema=raw_schema(spec))
+
+    return [plain_read(t) if t.get("effect") == "read" else careful_write(t) for t in tools]
 
 
 # How long a tool call over MCP may take. LiveKit's default (5 s) is as
@@ -508,11 +683,13 @@ async def entrypoint(ctx: JobContext) -> None:
     call = call_data(ctx)
     tools = call.get("tools") or {}
     tools_url, token, mcp_url = tools.get("baseUrl", ""), tools.get("token", ""), tools.get("mcpUrl", "")
+    catalog: object = tools.get("catalog")
     if not tools_url:  # or from the caller's attributes
         caller = await ctx.wait_for_participant()
         tools_url = caller.attributes.get("callproof.tools_url", "")
         token = caller.attributes.get("callproof.token", "")
         mcp_url = caller.attributes.get("callproof.mcp_url", "")
+        catalog = caller.attributes.get("callproof.catalog", "")
     logger.info("call %s: tools at %s", call.get("callId", "?"), mcp_url if ARGS.tools == "mcp" else tools_url)
 
     session = AgentSession(
@@ -525,6 +702,13 @@ async def entrypoint(ctx: JobContext) -> None:
             "interruption": {"mode": "vad", "resume_false_interruption": False, "false_interruption_timeout": None},
             "preemptive_generation": {"enabled": False},
         },
+        # No echo to wait out: the caller's audio is synthesized, never the
+        # agent's own played back (LiveKit turns the warmup off itself for
+        # its simulations and outbound SIP calls for that reason). With
+        # the default, 3 s from the agent's first words, a barge-in then
+        # interrupted nothing and the caller's audio reached the STT as
+        # silence (core int-01, int-02: the agent spoke on for 2.7 s).
+        aec_warmup_duration=None,
     )
     guard = Guard(ARGS.interrupt_tools)
     if ARGS.tools == "mcp":
@@ -532,7 +716,7 @@ async def entrypoint(ctx: JobContext) -> None:
         ctx.add_shutdown_callback(toolset.aclose)
         agent: Desk = Desk(guard, mcp_list)
     else:
-        agent = OrderDesk(guard, tools_url, token)
+        agent = Desk(guard, http_tools(guard, tools_url, token, catalogue(catalog), ARGS.write_grace))
     if ARGS.interrupt_tools:
 
         @session.on("user_state_changed")

@@ -83,6 +83,9 @@ func (a audioFlags) setMeta(m *harness.Meta) {
 		}
 		m.Trickle = a.trickle
 	}
+	if a.name() == transportLiveKit {
+		m.LiveKitAgentName = a.livekit.agentName
+	}
 }
 
 func (a audioFlags) name() string {
@@ -108,6 +111,11 @@ func (p *runPlan) audioFromMeta() error {
 		return fmt.Errorf("%s/%s: unknown transport %q", p.out, harness.MetaFile, meta.Transport)
 	}
 	p.audio.transport, p.audio.signaling, p.audio.trickle = t, meta.Signaling, meta.Trickle
+	if t == transportLiveKit && p.audio.livekit.agentName == "" {
+		// The agent the run dispatched, unless the resume names another:
+		// without it the server's automatic dispatch would bring none.
+		p.audio.livekit.agentName = meta.LiveKitAgentName
+	}
 	return p.audio.check(p.scale)
 }
 

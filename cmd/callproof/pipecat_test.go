@@ -321,10 +321,10 @@ const (
 // the verdicts the tests expect are the ear's).
 const envPipecatSTT = "CALLPROOF_PIPECAT_STT"
 
-// envLiveKitSTT, set to ear, has the stock LiveKit agent hear the caller
-// with earstt (agent.py --stt ear) instead of its pocketsphinx, the
-// verdicts the test expects unchanged (docs/INTEROP.md, "The stock
-// agent").
+// envLiveKitSTT, set to pocketsphinx, has the stock LiveKit agent hear
+// the caller with its own pocketsphinx (agent.py's default) instead of
+// earstt (agent.py --stt ear), to measure it; the verdicts the tests
+// expect are the ear's (docs/INTEROP.md, "The stock agent").
 const envLiveKitSTT = "CALLPROOF_LIVEKIT_STT"
 
 // pipecatSTT is the bot's STT on transport: none over the eval wire (the

@@ -179,6 +179,21 @@ def test_the_bots_documented_numbers_are_its_constants():
         assert float(value) == consts[name], name
 
 
+def test_the_livekit_agent_writes_with_the_bots_numbers():
+    """docs/INTEROP.md, "The stock agent": agents/livekit/agent.py handles
+    its writes as bot.py does, with the same constants."""
+    import ast
+
+    def consts(path):
+        tree = ast.parse(path.read_text())
+        return {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
+
+    bot, agent = consts(ROOT / "agents" / "pipecat" / "bot.py"), consts(ROOT / "agents" / "livekit" / "agent.py")
+    for name in ("WRITE_GRACE", "TOOL_TIMEOUT", "RETRIES", "RETRY_BACKOFF", "POLL_EVERY", "POLLS", "VERIFY_READS"):
+        assert agent.get(name) == bot[name], name
+
+
 # --- keys (either mode) ------------------------------------------------------
 #
 # A write whose offered schema has an idempotency_key (the MCP endpoint's
