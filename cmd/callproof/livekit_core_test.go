@@ -97,7 +97,10 @@ func runLiveKitCore(ctx context.Context, t *testing.T, python, root, name string
 	s := lkserver.Start(t)
 	t.Setenv(livekit.EnvAPIKey, lkserver.APIKey)
 	t.Setenv(livekit.EnvAPISecret, lkserver.APISecret)
-	sctx, cancel := context.WithTimeout(ctx, lkCoreChildTimeout)
+	// Bounded by the child's own timeout, not by the venv's 20 minutes:
+	// earstt serves until sctx ends, and an agent placed again late in the
+	// run is started within it.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lkCoreChildTimeout)
 	defer cancel()
 	fakeLog := filepath.Join(t.TempDir(), "fake.jsonl")
 	fake, err := pipecat.StartFake(sctx, python, root, fakeLog, pipecat.Script{Conversation: true})
