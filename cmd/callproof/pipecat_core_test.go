@@ -102,7 +102,7 @@ func TestRunAudioPipecatCore(t *testing.T) {
 					}
 					// Bounded by its own 28 min (under make interop's
 					// -timeout 30m), not by the venv's 20.
-					runInNetnsFor(context.WithoutCancel(ctx), t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, 28*time.Minute)
+					runInNetnsFor(context.WithoutCancel(ctx), t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, audioCoreBound)
 					return
 				}
 				runPipecatCore(ctx, t, python, root, t.TempDir(), r)
@@ -138,6 +138,29 @@ var pipecatNoCancelBuckets = map[string][]string{
 	"int-04":  {"stale_tool_args"},
 	"int-05":  {"inflight_not_cancelled"},
 	"int-06":  {"stale_tool_args", "inflight_not_cancelled"},
+}
+
+// audioCoreBound bounds a SmallWebRTC core run's child (one whole suite
+// in real time, calls placed again while they fall behind it), under
+// make interop's -timeout 30m.
+const audioCoreBound = 28 * time.Minute
+
+// TestPipecatCoreDocsLimits: docs/INTEROP.md states the core runs' limits
+// as the code has them.
+func TestPipecatCoreDocsLimits(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "INTEROP.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("at most %d (`maxLeftOut`)", maxLeftOut),
+		fmt.Sprintf("above its %d min bound", int(audioCoreBound.Minutes())),
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("docs/INTEROP.md does not say %q", want)
+		}
+	}
 }
 
 // maxLeftOut bounds the calls of a core run left out of its assertions
