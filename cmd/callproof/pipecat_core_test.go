@@ -64,9 +64,11 @@ func TestRunEvalPipecatCore(t *testing.T) {
 // call (checkCarefulCore); without cancelling, it fails on the calls of
 // pipecatNoCancelBucketsAudio with their buckets (checkNoCancelBuckets); and
 // confirmation_matches_backend is decided on every call in which the bot
-// confirmed (runPipecatCore). Over Twilio it does not assert them yet
-// (the bot's words are only its audio, which callproof's recognizer may
-// not vouch for). make interop only.
+// confirmed (runPipecatCore). Over Twilio it asserts the same gate and
+// buckets, but the bot's words are only its audio, which callproof's
+// recognizer may not vouch for: a call the gate fails only for that
+// (undecidedByEar) is left out and named, at most maxUndecidedByEar of
+// them (checkTwilioCore). make interop only.
 func TestRunAudioPipecatCore(t *testing.T) {
 	runs := []pipecatCoreRun{
 		{name: "core-careful", cancel: true},
@@ -105,9 +107,69 @@ func TestRunAudioPipecatCore(t *testing.T) {
 					runInNetnsFor(context.WithoutCancel(ctx), t, pipecatNetns(t), self, "TestRunAudioPipecatCore", name, audioCoreBound)
 					return
 				}
-				runPipecatCore(ctx, t, python, root, t.TempDir(), r)
+				checkTwilioCore(t, r, runPipecatCore(ctx, t, python, root, t.TempDir(), r))
 			})
 		}
+	}
+}
+
+// maxUndecidedByEar bounds the calls a Twilio core run may leave out
+// because callproof's recognizer could not vouch for the bot's words
+// (undecidedByEar): a fifth of the suite. More, and the run says too
+// little of the bot to pass. These are calls in which the caller
+// withdraws the request and the bot answers "Okay, I won't make any
+// change. Nothing was changed on order 5590." (flite kal16 through 8 kHz
+// μ-law: corr-09, corr-10, int-05 in the runs measured), heard as "okay
+// while won't make undid today and nothing was changed on order 5509
+// didn't" (docs/INTEROP.md, "Over Twilio, asserted").
+const maxUndecidedByEar = 6
+
+// undecidedByEar: the gate fails on c only because callproof's own
+// recognizer could not vouch for the bot's words: no axis fails, no
+// bucket, and some utterance of the bot's was recorded unclear (its
+// unknown confirmation, and the capture its words would have shown).
+// Callproof's limit, never a verdict on the bot.
+func undecidedByEar(c pipecatCoreCall) bool {
+	if c.gate.Holds || c.unclear == 0 || c.score.Primary != "" || len(c.score.Secondary) > 0 {
+		return false
+	}
+	for _, a := range c.score.Axes {
+		if a.Verdict == scorer.Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// leaveOutUnheard reports whether a call of run r is left out of the
+// assertions and of make interop's gate line as undecidedByEar: over
+// Twilio only, and without cancel-on-interruption only a call meant to
+// hold (one of pipecatNoCancelBucketsAudio fails on the ledger, whatever
+// was heard of the bot).
+func leaveOutUnheard(r pipecatCoreRun, c pipecatCoreCall) bool {
+	_, fails := pipecatNoCancelBucketsAudio[c.score.Call]
+	return r.transport == transportTwilio && (r.cancel || !fails) && undecidedByEar(c)
+}
+
+// checkTwilioCore asserts a Twilio core run as the SmallWebRTC runs are
+// (checkCarefulCore; checkNoCancelBuckets with
+// pipecatNoCancelBucketsAudio), the calls leaveOutUnheard left out
+// aside, at most maxUndecidedByEar of them.
+func checkTwilioCore(t *testing.T, r pipecatCoreRun, calls map[string]pipecatCoreCall) {
+	t.Helper()
+	unheard := 0
+	for _, c := range calls {
+		if c.unheard {
+			unheard++
+		}
+	}
+	if unheard > maxUndecidedByEar {
+		t.Errorf("%d calls left out whose bot words callproof could not vouch for, at most %d: the run says too little of the bot", unheard, maxUndecidedByEar)
+	}
+	if r.cancel {
+		checkCarefulCore(t, calls)
+	} else {
+		checkNoCancelBuckets(t, calls, pipecatNoCancelBucketsAudio)
 	}
 }
 
@@ -155,6 +217,7 @@ func TestPipecatCoreDocsLimits(t *testing.T) {
 	doc := strings.Join(strings.Fields(string(b)), " ")
 	for _, want := range []string{
 		fmt.Sprintf("at most %d (`maxLeftOut`)", maxLeftOut),
+		fmt.Sprintf("at most %d of 30 (`maxUndecidedByEar`)", maxUndecidedByEar),
 		fmt.Sprintf("above its %d min bound", int(audioCoreBound.Minutes())),
 	} {
 		if !strings.Contains(doc, want) {
@@ -174,6 +237,9 @@ const maxLeftOut = 3
 // scored), logging why.
 func leftOut(t *testing.T, id string, c pipecatCoreCall) bool {
 	t.Helper()
+	if c.unheard {
+		return true // counted and bounded by checkTwilioCore
+	}
 	if o := c.score.Outcome; o != trace.OutcomeHarnessError && o != trace.OutcomeExcluded {
 		return false // scored, or the agent's own error (agent_error): a verdict
 	}
@@ -197,7 +263,9 @@ func checkCarefulCore(t *testing.T, calls map[string]pipecatCoreCall) {
 	for _, id := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[id]
 		if leftOut(t, id, c) {
-			out++
+			if !c.unheard {
+				out++
+			}
 			continue
 		}
 		if !c.gate.Holds {
@@ -240,7 +308,9 @@ func checkNoCancelBuckets(t *testing.T, calls map[string]pipecatCoreCall, bucket
 	for _, id := range slices.Sorted(maps.Keys(calls)) {
 		c := calls[id]
 		if leftOut(t, id, c) {
-			out++
+			if !c.unheard {
+				out++
+			}
 			continue
 		}
 		want, fails := buckets[id]
@@ -299,6 +369,11 @@ type pipecatCoreCall struct {
 	// confirms is the bot's last outcome claim in the call (its words,
 	// from RTVI over SmallWebRTC and the eval wire): "" when it made none.
 	confirms string
+	// unclear counts the bot's utterances callproof's recognizer could
+	// not vouch for (recorded trace.UnclearText; over Twilio); unheard
+	// marks a call left out for that (leaveOutUnheard).
+	unclear int
+	unheard bool
 }
 
 // runPipecatCore starts the fake model (--mode conversation) and the bot
@@ -403,14 +478,21 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 	}
 	calls := map[string]pipecatCoreCall{}
 	kept, failing := 0, 0
+	var unheard []string
 	for _, c := range harness.ScoreCalls(saved.Sorted()) {
-		call := pipecatCoreCall{score: c.Score, gate: harness.Gate([]harness.Call{c}, harness.Policy{}), confirms: botConfirms(c.History)}
+		call := pipecatCoreCall{score: c.Score, gate: harness.Gate([]harness.Call{c}, harness.Policy{}), confirms: botConfirms(c.History),
+			unclear: unclearUtterances(c.History)}
+		call.unheard = leaveOutUnheard(r, call)
 		calls[c.Score.Call] = call
 		if c.Score.Integrity {
 			kept++
 		}
 		verdict := "gate holds"
-		if !call.gate.Holds {
+		switch {
+		case call.unheard:
+			verdict = "left out: callproof's recognizer could not vouch for the bot's words"
+			unheard = append(unheard, c.Score.Call)
+		case !call.gate.Holds:
 			failing++
 			verdict = "gate FAILS: " + strings.Join(gateWhy(call), " ")
 			t.Logf("interop: %s", verdict)
@@ -427,6 +509,9 @@ func runPipecatCore(ctx context.Context, t *testing.T, python, root, speech stri
 		}
 	}
 	t.Logf("interop: integrity %d/%d", kept, len(calls))
+	if len(unheard) > 0 {
+		t.Logf("interop: left out %d (callproof's recognizer could not vouch for the bot's words): %s", len(unheard), strings.Join(unheard, ", "))
+	}
 	if r.transport != transportTwilio {
 		checkConfirmationsDecided(t, calls)
 	}
@@ -609,5 +694,67 @@ func TestBotConfirms(t *testing.T) {
 	say("a6", "Order 5590 has been shipped.", true)
 	if got, want := botConfirms(h), "Order 5590 has been shipped."; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// unclearUtterances counts the agent's utterances in h recorded as words
+// the recognizer could not vouch for (trace.UnclearText).
+func unclearUtterances(h *trace.History) int {
+	n := 0
+	for _, e := range h.Events {
+		if sp, ok := e.Data.(*trace.AgentSpeech); ok && e.Kind == trace.KindAgentSpeechText && strings.HasPrefix(sp.Text, trace.UnclearText) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestUndecidedByEar: a call is left out only when the gate fails on
+// unknowns alone (no failing axis, no bucket) and some utterance of the
+// bot's was recorded unclear; only over Twilio, and without
+// cancel-on-interruption only a call meant to hold.
+func TestUndecidedByEar(t *testing.T) {
+	axes := func(vs ...scorer.Verdict) []scorer.AxisResult {
+		out := make([]scorer.AxisResult, len(vs))
+		for i, v := range vs {
+			out[i] = scorer.AxisResult{Axis: scorer.Axes()[i], Verdict: v}
+		}
+		return out
+	}
+	p, u, f := scorer.Pass, scorer.Unknown, scorer.Fail
+	fails := harness.GateResult{Holds: false}
+	for _, tc := range []struct {
+		name string
+		c    pipecatCoreCall
+		want bool
+	}{
+		{"unknowns, unclear words", pipecatCoreCall{score: scorer.CallScore{Axes: axes(u, u, p, p, p, u)}, gate: fails, unclear: 1}, true},
+		{"unknowns, words vouched for", pipecatCoreCall{score: scorer.CallScore{Axes: axes(u, u, p, p, p, u)}, gate: fails}, false},
+		{"a failing axis", pipecatCoreCall{score: scorer.CallScore{Axes: axes(p, p, f, p, p, u)}, gate: fails, unclear: 1}, false},
+		{"a bucket", pipecatCoreCall{score: scorer.CallScore{Axes: axes(u, u, p, p, p, u), Primary: "stale_tool_args"}, gate: fails, unclear: 1}, false},
+		{"the gate holds", pipecatCoreCall{score: scorer.CallScore{Axes: axes(p, p, p, p, p, p)}, gate: harness.GateResult{Holds: true}, unclear: 1}, false},
+	} {
+		if got := undecidedByEar(tc.c); got != tc.want {
+			t.Errorf("%s: undecidedByEar %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	unheard := func(id string) pipecatCoreCall {
+		return pipecatCoreCall{score: scorer.CallScore{Call: id, Axes: axes(u, u, p, p, p, u)}, gate: fails, unclear: 1}
+	}
+	careful := pipecatCoreRun{transport: transportTwilio, cancel: true}
+	noCancel := pipecatCoreRun{transport: transportTwilio}
+	for _, tc := range []struct {
+		r    pipecatCoreRun
+		id   string
+		want bool
+	}{
+		{careful, "int-03", true},
+		{noCancel, "int-03", false}, // meant to fail with its bucket
+		{noCancel, "corr-01", true}, // holds over audio
+		{pipecatCoreRun{transport: transportWebRTC, cancel: true}, "int-03", false}, // RTVI words: nothing to leave out
+	} {
+		if got := leaveOutUnheard(tc.r, unheard(tc.id)); got != tc.want {
+			t.Errorf("%s over %s (cancel %v): leaveOutUnheard %v, want %v", tc.id, tc.r.transport, tc.r.cancel, got, tc.want)
+		}
 	}
 }
