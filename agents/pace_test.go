@@ -163,7 +163,7 @@ func TestPaceMatchesWireTimes(t *testing.T) {
 	l := p.snapshot(trace.WireTimes{Sent: at(0, 10, 20), Received: at(41, 12)})
 	assert.Equal(t, trace.LatenessStat{N: 2, Max: 20 * time.Millisecond}, l.Reads)
 	assert.Equal(t, trace.LatenessStat{N: 2, Max: 40 * time.Millisecond}, l.Sends)
-	assert.Equal(t, 800*time.Millisecond, l.Worst, "40 ms real at scale 0.05")
+	assert.Equal(t, 1200*time.Millisecond, l.Worst, "the latest read and send together, 60 ms real at scale 0.05")
 	p.departed(time.Now().Add(-30 * time.Millisecond))
 	l = p.snapshot(trace.WireTimes{})
 	assert.Zero(t, l.Reads.N+l.Sends.N, "no wire times, nothing matched")

@@ -51,8 +51,7 @@ func overloaded(l trace.HarnessLateness, a *trace.AgentLateness, callScale float
 			st   trace.LatenessStat
 		}{
 			{"its speech", a.Speech},
-			{"its read of a caller frame", a.Reads},
-			{"the caller's read of its frame", a.Sends},
+			{"a round trip: the caller's read of its frame and its read of the caller's", trace.LatenessStat{Max: a.RoundTrip()}},
 			{"a tool request's departure", a.Tools},
 		} {
 			if o.st.Max > st.Max {

@@ -53,9 +53,9 @@ func TestAgentOverloadBound(t *testing.T) {
 	// How late it read the caller's frames, how late its own were read,
 	// how late its tool requests left: each named when the worst.
 	for what, a := range map[string]*trace.AgentLateness{
-		"its read of a caller frame, 150ms real":     {Reads: trace.LatenessStat{N: 3, Max: 150 * time.Millisecond}},
-		"the caller's read of its frame, 150ms real": {Sends: trace.LatenessStat{N: 3, Max: 150 * time.Millisecond}},
-		"a tool request's departure, 150ms real":     {Tools: trace.LatenessStat{N: 1, Max: 150 * time.Millisecond}, Timers: trace.LatenessStat{N: 1, Max: time.Millisecond}},
+		"a round trip: the caller's read of its frame and its read of the caller's, 150ms real": {Reads: trace.LatenessStat{N: 3, Max: 150 * time.Millisecond}},
+		"a round trip: the caller's read of its frame and its read of the caller's, 160ms real": {Reads: trace.LatenessStat{N: 3, Max: 60 * time.Millisecond}, Sends: trace.LatenessStat{N: 3, Max: 100 * time.Millisecond}},
+		"a tool request's departure, 150ms real":                                                {Tools: trace.LatenessStat{N: 1, Max: 150 * time.Millisecond}, Timers: trace.LatenessStat{N: 1, Max: time.Millisecond}},
 	} {
 		a.Settle(0.05)
 		assert.Contains(t, overloaded(calm, a, 0, 0), what)

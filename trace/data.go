@@ -113,7 +113,9 @@ type AgentLateness struct {
 	// Tools: each tool request, from the agent's call to the moment it
 	// was written to its connection (its departure).
 	Tools LatenessStat `json:"tools"`
-	// Worst is the largest Max above divided by TimeScale.
+	// Worst is the largest Max above divided by TimeScale, Reads and
+	// Sends taken together: the caller's answer to an agent's act reaches
+	// the agent late by a send and a read (the round trip, RoundTrip).
 	Worst time.Duration `json:"worst_script"`
 	// TimeScale is the scale the agent acknowledged and ran its timers
 	// at; the caller ran at 1.0 instead when the ack came too late.
@@ -126,8 +128,13 @@ func (l *AgentLateness) Settle(scale float64) {
 		scale = 1
 	}
 	l.TimeScale = scale
-	l.Worst = time.Duration(float64(max(l.Timers.Max, l.Speech.Max, l.Reads.Max, l.Sends.Max, l.Tools.Max)) / scale)
+	l.Worst = time.Duration(float64(max(l.Timers.Max, l.Speech.Max, l.RoundTrip(), l.Tools.Max)) / scale)
 }
+
+// RoundTrip is the latest send and the latest read together (real time):
+// the most an agent's act and the caller's answer to it could have been
+// delayed on their way, which neither side's timers show.
+func (l *AgentLateness) RoundTrip() time.Duration { return l.Reads.Max + l.Sends.Max }
 
 // WireTimes is when the caller sent each of its frames (Sent[k]: the
 // frame with sequence number k+1) and read each of the agent's (Received,
