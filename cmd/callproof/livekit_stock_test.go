@@ -35,7 +35,9 @@ const lkStockChildTimeout = 8 * time.Minute
 // (the agent leaving the room: `agent hung up`) and keeps the held write
 // from landing after "stop" (int-05); the flawed one
 // (--no-interrupt-tools: disallow_interruptions during the call) lets it
-// commit, failing the gate with inflight_not_cancelled. Each case runs in a
+// commit, failing the gate with inflight_not_cancelled (or stale_tool_args:
+// the careful handler's 4 s timeout ends the held request and its retry
+// under the same key commits after "stop"). Each case runs in a
 // network namespace of its own (lkserver.InNamespaceVeth: libwebrtc
 // gathers its candidate on 127.0.0.2 of a veth there). A missing python3,
 // package, server or namespace fails under make test and CI, never skips
@@ -107,7 +109,7 @@ func liveKitStockCases(root string) []pipecatCase {
 // two score alike (sameVerdicts: the five axes decided by the ledger and
 // the timeline, and the primary bucket when the sixth agrees; for the
 // flawed call, the axes its tool decides and inflight_not_cancelled among
-// the buckets). Both in one child, so that both meet the same minute of
+// the buckets, over HTTP stale_tool_args too). Both in one child, so that both meet the same minute of
 // the shared machine.
 func compareLiveKitMCP(ctx context.Context, t *testing.T, python, root string, tc pipecatCase) {
 	hout, h := runLiveKitStock(ctx, t, python, root, tc)
