@@ -238,10 +238,15 @@ var liveKitFlawedBuckets = []string{string(scorer.BucketStaleToolArgs), string(s
 // both; here they are logged, not checked.
 var liveKitFlawedTurn = []string{"int-01", "int-02"}
 
-// liveKitFlawedOpen are flawed-configuration calls whose gate failed for a
-// reason not yet understood, logged, not checked: int-07 (the caller says
-// "yes, go ahead" while the write is held; all six axes passed, the gate's
-// idempotent_retries rule failed, measured once, 2026-12-03 14:33 UTC).
+// liveKitFlawedOpen are flawed-configuration calls whose gate may fail
+// for a reason of LiveKit's, logged, not checked: int-07 (the caller says
+// "yes, go ahead" while the write is held). LiveKit answers that turn
+// while the uninterruptible tool call still runs, with no trace of the
+// call in the model's context (Pipecat puts an IN_PROGRESS result there),
+// so the model calls the write again under a new key, and the same
+// effect commits twice: the gate's idempotent_retries rule fails
+// (measured twice, 2026-12-03 14:33 and 14:41 UTC, the second also
+// confirmation_matches_backend and verified_before_confirm).
 var liveKitFlawedOpen = []string{"int-07"}
 
 // checkLiveKitFlawed checks the flawed configuration's run: the gate
