@@ -119,7 +119,7 @@ func TestRunAudioPipecatCore(t *testing.T) {
 // little of the bot to pass. These are calls in which the caller
 // withdraws the request and the bot answers "Okay, I won't make any
 // change. Nothing was changed on order 5590." (flite kal16 through 8 kHz
-// μ-law: corr-09, corr-10, int-05 in the runs measured), heard as "okay
+// μ-law: corr-09, corr-10, int-03, int-05 in the runs measured), heard as "okay
 // while won't make undid today and nothing was changed on order 5509
 // didn't" (docs/INTEROP.md, "Over Twilio, asserted").
 const maxUndecidedByEar = 6
