@@ -259,7 +259,7 @@ func TestFlawMatrixCoverage(t *testing.T) {
 // comes back overloaded.
 const livePlacings = 3
 
-// livePlaceScored runs cases against cfg at scale 0.05 and places again,
+// livePlaceScored runs cases against cfg at liveMeasuredScale and places again,
 // up to livePlacings times in all, the calls that came back overloaded
 // (the harness or its in-process agent later than the bound: no
 // verdict); left is told of each call still overloaded after the last.
@@ -276,7 +276,7 @@ func livePlaceScored(t *testing.T, env *harness.Env, cfg agents.Config, cases []
 		for k, i := range todo {
 			batch[k] = cases[i]
 		}
-		run := liveMeasuredSuite(t, env, cfg, batch, liveFastScale, conc)
+		run := liveMeasuredSuite(t, env, cfg, batch, liveMeasuredScale, conc)
 		var again []int
 		for k, i := range todo {
 			out[i] = run.Results[k]
