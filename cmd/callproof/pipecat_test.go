@@ -204,7 +204,10 @@ func runPipecat(ctx context.Context, t *testing.T, python, root, speech string, 
 	if stt == sttEar {
 		// The bot's cloud STT: callproof's scripted stand-in, on the
 		// caller's speech cache (in this process, in the namespace if any).
-		ear, err := earstt.Start(sctx, "127.0.0.1:0", earstt.Config{SpeechCache: speech, Logf: t.Logf})
+		// It serves until the deferred Close, not until sctx's 2 minutes:
+		// a call placed again after them would reach a bot whose STT
+		// cannot connect, which ends the call at once.
+		ear, err := earstt.Start(context.WithoutCancel(sctx), "127.0.0.1:0", earstt.Config{SpeechCache: speech, Logf: t.Logf})
 		if err != nil {
 			t.Fatal(err)
 		}
