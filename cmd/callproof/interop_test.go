@@ -304,6 +304,25 @@ func checkFake(t *testing.T, fake *realtime.Server) {
 	}
 }
 
+// callsBehind returns the saved run's calls that ended as harness errors
+// because the machine could not keep them in real time; any other
+// harness error (ours, never a verdict on the agent) fails the test.
+func callsBehind(t *testing.T, saved *harness.SavedRun, stderr string) []*trace.History {
+	t.Helper()
+	var behind []*trace.History
+	for _, h := range saved.Sorted() {
+		end := h.End()
+		if end == nil || end.Outcome != trace.OutcomeHarnessError {
+			continue
+		}
+		if !strings.HasPrefix(end.Reason, callsim.ReasonBehind) {
+			t.Fatalf("%s: harness error: %s\n%s", h.Call, end.Reason, stderr)
+		}
+		behind = append(behind, h)
+	}
+	return behind
+}
+
 // skipIfBehind skips when the run's harness errors are all calls the
 // machine could not keep in real time: they have no verdict to check
 // (whether the caller itself keeps time is TestInteropOpenAIAgentsTwilio's
@@ -317,15 +336,8 @@ func skipIfBehind(t *testing.T, out, stderr string) {
 		t.Fatal(err)
 	}
 	var behind []string
-	for _, h := range saved.Sorted() {
-		end := h.End()
-		if end == nil || end.Outcome != trace.OutcomeHarnessError {
-			continue
-		}
-		if !strings.HasPrefix(end.Reason, callsim.ReasonBehind) {
-			t.Fatalf("%s: harness error: %s\n%s", h.Call, end.Reason, stderr)
-		}
-		behind = append(behind, fmt.Sprintf("%s: %s", h.Call, end.Reason))
+	for _, h := range callsBehind(t, saved, stderr) {
+		behind = append(behind, fmt.Sprintf("%s: %s", h.Call, h.End().Reason))
 	}
 	if len(behind) == 0 {
 		t.Fatalf("run: exit %d without a harness error in %s\n%s", exitBroken, out, stderr)

@@ -14,13 +14,11 @@ import (
 	"github.com/callproof/callproof/agents/earstt"
 	lkagent "github.com/callproof/callproof/agents/livekit"
 	"github.com/callproof/callproof/agents/pipecat"
-	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/callsim/livekit"
 	"github.com/callproof/callproof/callsim/livekit/lkserver"
 	"github.com/callproof/callproof/harness"
 	"github.com/callproof/callproof/internal/interop"
 	"github.com/callproof/callproof/scorer"
-	"github.com/callproof/callproof/trace"
 )
 
 // lkCoreChildTimeout bounds one configuration's child in its namespace:
@@ -176,14 +174,7 @@ func runLiveKitCore(ctx context.Context, t *testing.T, python, root, name string
 	// check. A few are left out, and said so; more, and the run tested
 	// too little.
 	var behind []string
-	for _, h := range saved.Sorted() {
-		end := h.End()
-		if end == nil || end.Outcome != trace.OutcomeHarnessError {
-			continue
-		}
-		if !strings.HasPrefix(end.Reason, callsim.ReasonBehind) {
-			t.Fatalf("%s: harness error: %s\n%s", h.Call, end.Reason, stderr)
-		}
+	for _, h := range callsBehind(t, saved, stderr) {
 		behind = append(behind, h.Call)
 	}
 	if len(behind) > lkCoreMaxBehind {
