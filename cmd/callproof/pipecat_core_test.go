@@ -208,6 +208,8 @@ var pipecatNoCancelBuckets = map[string][]string{
 const audioCoreBound = 28 * time.Minute
 
 // TestPipecatCoreDocsLimits: docs/INTEROP.md states the core runs' limits
+// (the Pipecat bot's and, placings and calls left behind, the stock LiveKit
+// agent's)
 // as the code has them.
 func TestPipecatCoreDocsLimits(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "INTEROP.md"))
@@ -219,6 +221,8 @@ func TestPipecatCoreDocsLimits(t *testing.T) {
 		fmt.Sprintf("at most %d (`maxLeftOut`)", maxLeftOut),
 		fmt.Sprintf("at most %d of 30 (`maxUndecidedByEar`)", maxUndecidedByEar),
 		fmt.Sprintf("above its %d min bound", int(audioCoreBound.Minutes())),
+		fmt.Sprintf("(`run --resume`, up to %d runs,", placements),
+		fmt.Sprintf("up to %d (`lkCoreMaxBehind`)", lkCoreMaxBehind),
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("docs/INTEROP.md does not say %q", want)
