@@ -208,9 +208,8 @@ var pipecatNoCancelBuckets = map[string][]string{
 const audioCoreBound = 28 * time.Minute
 
 // TestPipecatCoreDocsLimits: docs/INTEROP.md states the core runs' limits
-// (the Pipecat bot's and, placings and calls left behind, the stock LiveKit
-// agent's)
-// as the code has them.
+// as the code has them: the Pipecat bot's, and the stock LiveKit agent's
+// placings and calls left behind.
 func TestPipecatCoreDocsLimits(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "INTEROP.md"))
 	if err != nil {
