@@ -116,6 +116,7 @@ type fxMisbehaviour struct {
 	name   string
 	behave func(a *fxFake) // nil: nothing listens
 	reason string          // prefix of call.end's Reason
+	silent bool            // ended by the no-response rule: fxSilentStep
 }
 
 func fxMisbehaviours() []fxMisbehaviour {
@@ -124,10 +125,10 @@ func fxMisbehaviours() []fxMisbehaviour {
 			a.ack()
 			a.untilFinal()
 			_ = a.ws.NetConn().Close() // no close frame: a crash
-		}, "agent closed the connection"},
-		// No ack either, so the call runs at scale 1: fxSilentCase keeps
-		// its step timeout short.
-		{"never answers", func(a *fxFake) { a.drain() }, "no response"},
+		}, "agent closed the connection", false},
+		// No ack either, so the call runs at scale 1: its calls take
+		// fxSilentStep.
+		{"never answers", func(a *fxFake) { a.drain() }, "no response", true},
 		{"floods", func(a *fxFake) {
 			a.ack()
 			a.next()
@@ -139,20 +140,20 @@ func fxMisbehaviours() []fxMisbehaviour {
 				}
 			}
 			a.drain()
-		}, "flood"},
+		}, "flood", false},
 		{"oversized frame", func(a *fxFake) {
 			a.ack()
 			a.untilFinal()
 			_ = a.sendRaw(`{"event":"note","pad":"` + strings.Repeat("x", 1<<20+1) + `"}`)
 			a.drain()
-		}, "oversized frame"},
+		}, "oversized frame", false},
 		{"invalid JSON", func(a *fxFake) {
 			a.ack()
 			a.untilFinal()
 			_ = a.sendRaw(`{"event":"agent_speech","agentSpeech":{"id":"a1",`)
 			a.drain()
-		}, "garbage frame"},
-		{"connection refused", nil, "dial: "},
+		}, "garbage frame", false},
+		{"connection refused", nil, "dial: ", false},
 	}
 }
 
@@ -166,15 +167,26 @@ func fxRefusedURL(t *testing.T) string {
 	return "ws://" + addr + "/"
 }
 
+// Step timeouts for fxMisbehaveCases. An agent that never answers (nor
+// acks, so it runs at scale 1) must meet the no-response rule soon:
+// fxSilentStep. Every other fake misbehaves as soon as the caller's
+// first final reaches it, and the call must end by that misbehaviour: at
+// fxPatientStep (3 s at the fakes' scale 0.05) the no-response rule is
+// only a failsafe. At 500 ms it was 25 ms, and on a loaded CI machine
+// the rule fired before the caller had read an oversized frame.
+const (
+	fxSilentStep  = 500 * time.Millisecond
+	fxPatientStep = time.Minute
+)
+
 // fxMisbehaveCases are two core calls made short (a brief wait for a
-// greeting, a brief first utterance, a short step timeout), so that an
-// agent that never acks, and so runs at scale 1, is still done fast.
-func fxMisbehaveCases(t *testing.T) []*scenarios.Compiled {
+// greeting, a brief first utterance) with the given step timeout.
+func fxMisbehaveCases(t *testing.T, step time.Duration) []*scenarios.Compiled {
 	t.Helper()
 	var out []*scenarios.Compiled
 	for _, c := range fxCases(t, "corr-01", "tf-07") {
 		cc := *c
-		cc.Script.StepTimeout = 500 * time.Millisecond
+		cc.Script.StepTimeout = step
 		cc.Script.Steps = append([]trace.Step(nil), c.Script.Steps...)
 		first := &cc.Script.Steps[0]
 		require.Equal(t, trace.StepSay, first.Do, "%s opens with the caller's request", c.Scenario.ID)
@@ -211,7 +223,7 @@ func fxSteady() int {
 func TestMisbehavingAgents(t *testing.T) {
 	env := fxEnv(t)
 	careful := fxCareful(t)
-	cases := fxMisbehaveCases(t)
+	cases := fxMisbehaveCases(t, fxPatientStep)
 	// A warm-up call leaves the long-lived goroutines (HTTP keep-alives
 	// between the careful agent and the backend) in place before the count.
 	fxRun(t, fxRunner(env), careful, cases[:1])
@@ -230,7 +242,11 @@ func TestMisbehavingAgents(t *testing.T) {
 			r := fxRunner(env)
 			r.Concurrency = 1
 			// Two calls: the first agent error must not stop the run.
-			out := fxRun(t, r, url, cases)
+			calls := cases
+			if mb.silent {
+				calls = fxMisbehaveCases(t, fxSilentStep)
+			}
+			out := fxRun(t, r, url, calls)
 			for _, c := range out {
 				fxAssertShape(t, c.History)
 				end := c.History.End()
@@ -277,7 +293,7 @@ func TestUnknownMessagesAreIgnored(t *testing.T) {
 		_ = a.sendRaw(`{"event":"hangup","hangup":{"reason":"done"}}`)
 		a.drain()
 	})
-	out := fxRun(t, fxRunner(env), fake.URL, fxMisbehaveCases(t)[:1])
+	out := fxRun(t, fxRunner(env), fake.URL, fxMisbehaveCases(t, fxPatientStep)[:1])
 	h := out[0].History
 	fxAssertShape(t, h)
 	end := h.End()
