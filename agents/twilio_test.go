@@ -227,7 +227,8 @@ func waitRequest(t *testing.T, b *fakeBackend, tool string, within time.Duration
 func earStats(t *testing.T, r *Running) EarStats {
 	t.Helper()
 	var st []EarStats
-	require.Eventually(t, func() bool { st = r.Agent().EarStats(); return len(st) > 0 }, 5*time.Second, 10*time.Millisecond)
+	// A bound on a condition, not a margin: it returns once the call is over.
+	require.Eventually(t, func() bool { st = r.Agent().EarStats(); return len(st) > 0 }, 30*time.Second, 10*time.Millisecond)
 	return st[len(st)-1]
 }
 

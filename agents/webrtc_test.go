@@ -783,14 +783,19 @@ func TestWebRTCWithHarnessCaller(t *testing.T) {
 			_, err = call.PrepareSpeech(ctx, "u1", reqDec3)
 			require.NoError(t, err)
 			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u1", Phase: native.PhaseOnset}}))
-			wait("the read-back", isSpeech(native.PhaseStart))
+			readBack := wait("the read-back", isSpeech(native.PhaseStart))
 			// Talk over the read-back: the agent clears.
 			_, err = call.PrepareSpeech(ctx, "u2", "Wait, stop, don't change anything.")
 			require.NoError(t, err)
 			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventSpeech, Speech: &native.Speech{ID: "u2", Phase: native.PhaseOnset}}))
 			wait("clear", func(m native.Message) bool { return m.Event == native.EventClear })
 			waitRequest(t, b, "update_order", 20*time.Second)
-			time.Sleep(3 * time.Second) // the second utterance is heard to its end
+			// The agent answers the second utterance only once its ear has
+			// heard it to its end: an ordering, where a fixed sleep here
+			// was a margin a loaded machine overran.
+			wait("the answer to the second utterance", func(m native.Message) bool {
+				return m.Event == native.EventAgentSpeech && m.AgentSpeech.Phase == native.PhaseStart && m.AgentSpeech.ID != readBack.AgentSpeech.ID
+			})
 			require.NoError(t, conn.Send(ctx, native.Message{Event: native.EventStop, Stop: &native.Stop{Reason: "caller hung up"}}))
 			require.NoError(t, conn.Close())
 			st := earStats(t, r)

@@ -145,7 +145,7 @@ func TestWebRTCCoreMatchesWebSocket(t *testing.T) {
 // and requires the same verdicts call by call.
 func audioMatchesText(t *testing.T, a agents.AudioConfig, cfg agents.Config) {
 	cases, _ := liveCore(t)
-	text := liveSuite(t, liveEnv(t), cfg, cases, liveFastScale, 30)
+	text := liveJudged(t, liveEnv(t), cfg, cases, 30)
 	audioMatches(t, a, cfg, cases, "text", text.Results)
 }
 

@@ -118,7 +118,7 @@ func TestFlawMatrixNaive(t *testing.T) {
 	env := liveEnv(t)
 	full := agents.Naive()
 	require.Len(t, full.FlawList(), len(liveFlawCauses), "naive's flaws changed: update liveFlawCauses")
-	base := liveSuite(t, env, full, cases, liveFastScale, 30)
+	base := liveJudged(t, env, full, cases, 30)
 	baseCauses := liveCauses(base)
 	t.Logf("naive: primary causes %v", baseCauses)
 	for _, f := range full.FlawList() {
@@ -128,7 +128,7 @@ func TestFlawMatrixNaive(t *testing.T) {
 		}
 	}
 	check := func(t *testing.T, cfg agents.Config, gone []liveCause) {
-		run := liveSuite(t, env, cfg, cases, liveFastScale, 30)
+		run := liveJudged(t, env, cfg, cases, 30)
 		scores := run.Scores()
 		t.Logf("%s: integrity %d/30, primary causes %v", cfg.Name, liveIntegrity(scores), liveCauses(run))
 		for _, c := range run.Results {

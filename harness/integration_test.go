@@ -174,6 +174,23 @@ func liveSuiteOf(tb testing.TB, env *harness.Env, cfg agents.Config, cases []*sc
 	return run
 }
 
+// liveJudged places cases against cfg the way every test that judges
+// the in-process agents' verdicts must: measured (liveMeasuredSuite, at
+// liveMeasuredScale and liveMeasuredBound), each call that comes back
+// overloaded placed again (livePlaceScored). A call still overloaded
+// after livePlacings fails the test as "cannot judge": its verdicts are
+// the starved machine's, not the agent's. Unmeasured, at liveFastScale,
+// these tests failed on verdicts a starved agent moved at load 6-11
+// (docs/PERFORMANCE.md, "Flakes").
+func liveJudged(t *testing.T, env *harness.Env, cfg agents.Config, cases []*scenarios.Compiled, conc int) liveRun {
+	t.Helper()
+	res := livePlaceScored(t, env, cfg, cases, conc, func(s scorer.CallScore) {
+		t.Errorf("cannot judge %s with %s: still overloaded after %d placings (%s); the machine was too busy, and an overloaded call is ours, not the agent's",
+			s.Call, cfg.Name, livePlacings, s.Reason)
+	})
+	return liveRun{Results: res}
+}
+
 // liveLogTimelines logs two histories of one call side by side in time:
 // the first run's and the one that differs from it.
 func liveLogTimelines(t *testing.T, a, b *trace.History) {
@@ -323,13 +340,13 @@ func liveAssertCarefulRun(t *testing.T, run liveRun, want map[string]scenarios.E
 
 // TestIntegrationCarefulCore: careful passes every core call on every axis,
 // leaves exactly the write the oracle requires, holds the gate, and its
-// verdicts are the same at real time and at 0.05.
+// verdicts are the same at real time and at liveMeasuredScale.
 func TestIntegrationCarefulCore(t *testing.T) {
 	cases, want := liveCore(t)
 	env := liveEnv(t)
 
-	fast := liveSuite(t, env, agents.Careful(), cases, liveFastScale, 30)
-	t.Run("scale0.05", func(t *testing.T) { liveAssertCarefulRun(t, fast, want) })
+	fast := liveJudged(t, env, agents.Careful(), cases, 30)
+	t.Run("scaled", func(t *testing.T) { liveAssertCarefulRun(t, fast, want) })
 
 	if testing.Short() {
 		t.Skip("-short: skipping the real-time (scale 1.0) run")
@@ -341,7 +358,7 @@ func TestIntegrationCarefulCore(t *testing.T) {
 
 	for i := range cases {
 		assert.Equal(t, liveVector(slow.Results[i].Score), liveVector(fast.Results[i].Score),
-			"%s: verdicts at 1.0 and 0.05 differ", cases[i].Scenario.ID)
+			"%s: verdicts at 1.0 and %g differ", liveMeasuredScale, cases[i].Scenario.ID)
 	}
 }
 
@@ -349,7 +366,7 @@ func TestIntegrationCarefulCore(t *testing.T) {
 // scenario is the oracle, and careful meets it verdict for verdict.
 func TestIntegrationCarefulMatchesExpected(t *testing.T) {
 	cases, want := liveCore(t)
-	run := liveSuite(t, liveEnv(t), agents.Careful(), cases, liveFastScale, 30)
+	run := liveJudged(t, liveEnv(t), agents.Careful(), cases, 30)
 	for _, c := range run.Results {
 		e := want[c.Score.Scenario]
 		// Every core scenario expects a correct agent to pass all six.
@@ -396,7 +413,7 @@ func livePrimaries(scores []scorer.CallScore) map[scorer.Bucket]int {
 // (action axes low), mostly for stale tool args, across the seed's buckets.
 func TestIntegrationNaiveCore(t *testing.T) {
 	cases, _ := liveCore(t)
-	run := liveSuite(t, liveEnv(t), agents.Naive(), cases, liveFastScale, 30)
+	run := liveJudged(t, liveEnv(t), agents.Naive(), cases, 30)
 	scores := run.Scores()
 	for _, s := range scores {
 		assert.Equal(t, trace.OutcomeScored, s.Outcome, "%s: %s", s.Call, s.Reason)

@@ -53,7 +53,7 @@ func TestRelabelNeverChangesVerdicts(t *testing.T) {
 	}
 	for _, cfg := range []agents.Config{agents.Careful(), agents.Naive()} {
 		t.Run(cfg.Name, func(t *testing.T) {
-			run := liveSuite(t, env, cfg, cases, liveFastScale, 32)
+			run := liveJudged(t, env, cfg, cases, 32)
 			var orig, moved []harness.Call
 			for i, c := range run.Results {
 				assert.NotEqual(t, scorer.BucketUnclassified, c.Score.Primary, "%s: unclassified", c.Score.Call)

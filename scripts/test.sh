@@ -6,6 +6,8 @@
 #                           calibration gate; the Python tests (pytest)
 #   scripts/test.sh check   go vet; the Go tests with -short (the live-call
 #                           suites skip themselves), no race detector; pytest
+#   scripts/test.sh interop-skip   prints the go test -skip pattern of the
+#                           tests left to make interop (scripts/stress.sh)
 # The per-package figures are go test's own, one line per package, slowest
 # first; docs/PERFORMANCE.md ("Test time") keeps a measured copy.
 set -uo pipefail
@@ -85,6 +87,11 @@ calgate() { # DIR: one calibration set's gate
 	return "${PIPESTATUS[0]}"
 }
 
+if [ "$mode" = interop-skip ]; then
+	printf '%s\n' "$INTEROP_TESTS"
+	exit 0
+fi
+
 # Vetted as the static CLI is built (no cgo, -trimpath; the project has
 # no cgo code): the compiled packages vet leaves in the build cache are
 # then the ones the Dockerfile test and the linux wheel link, which on a
@@ -120,7 +127,7 @@ check)
 	step "go test -short" gotest -short -count=1 -timeout 10m ./...
 	;;
 *)
-	echo "test.sh: unknown mode $mode (full or check)" >&2
+	echo "test.sh: unknown mode $mode (full, check or interop-skip)" >&2
 	exit 2
 	;;
 esac
