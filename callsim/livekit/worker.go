@@ -41,7 +41,8 @@ type Worker struct {
 	Run func(ctx context.Context, j Job)
 	// Load is the load the worker reports once registered (0 to 1), as a
 	// LiveKit Agents worker reports its own: at 1 the server dispatches
-	// it no job (tests of a busy worker).
+	// it no job (tests of a busy worker). Start returns once the server
+	// has it.
 	Load float32
 
 	ws     *websocket.Conn
@@ -49,6 +50,7 @@ type Worker struct {
 	cancel context.CancelFunc
 	jobs   sync.WaitGroup
 	done   chan struct{}
+	pong   chan struct{} // closed once the reported load is in place
 }
 
 // Start dials the server and registers; the worker then serves jobs until
@@ -93,17 +95,40 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("livekit worker: no registration answer: %v", err)
 	}
 	_ = ws.SetReadDeadline(time.Time{})
+	w.pong = make(chan struct{})
 	if w.Load > 0 {
 		if err := w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_UpdateWorker{UpdateWorker: &livekit.UpdateWorkerStatus{
 			Status: livekit.WorkerStatus_WS_AVAILABLE.Enum(), Load: w.Load}}}); err != nil {
 			_ = ws.Close()
 			return fmt.Errorf("livekit worker: reporting its load: %w", err)
 		}
+		// The server handles a worker's messages in order on one
+		// goroutine, so its pong to a ping sent after the load says the
+		// load is in place: a dispatch after Start returns sees it.
+		if err := w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_Ping{Ping: &livekit.WorkerPing{Timestamp: time.Now().UnixMilli()}}}); err != nil {
+			_ = ws.Close()
+			return fmt.Errorf("livekit worker: pinging: %w", err)
+		}
+	} else {
+		close(w.pong)
 	}
 	jctx, jcancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel, w.done = jcancel, make(chan struct{})
 	go w.serve(jctx)
-	return nil
+	t := time.NewTimer(WorkerRegisterTimeout)
+	defer t.Stop()
+	select {
+	case <-w.pong:
+		return nil
+	case <-w.done:
+		err = errors.New("the server closed the connection")
+	case <-t.C:
+		err = fmt.Errorf("no pong within %s", WorkerRegisterTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	w.Close()
+	return fmt.Errorf("livekit worker: reporting its load: %w", err)
 }
 
 func (w *Worker) send(m *livekit.WorkerMessage) error {
@@ -136,6 +161,12 @@ func (w *Worker) serve(ctx context.Context) {
 			return
 		}
 		switch {
+		case m.GetPong() != nil:
+			select {
+			case <-w.pong:
+			default:
+				close(w.pong)
+			}
 		case m.GetAvailability() != nil:
 			job := m.GetAvailability().GetJob()
 			_ = w.send(&livekit.WorkerMessage{Message: &livekit.WorkerMessage_Availability{Availability: &livekit.AvailabilityResponse{

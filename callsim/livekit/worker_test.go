@@ -68,7 +68,6 @@ func TestBusyWorkerIsNotDispatched(t *testing.T) {
 	w := &Worker{URL: s.URL, APIKey: lkserver.APIKey, APISecret: lkserver.APISecret, AgentName: "callproof-busy", Run: bot.Run, Load: 1}
 	require.NoError(t, w.Start(ctx))
 	defer w.Close()
-	time.Sleep(500 * time.Millisecond) // the server has read the load before the dispatch
 	tr := transport(s, nil)
 	tr.AgentName, tr.JoinTimeout = "callproof-busy", 4*time.Second
 	tr = tr.ForCall(callSetup("b1")).(*Transport)
