@@ -358,7 +358,7 @@ func TestIntegrationCarefulCore(t *testing.T) {
 
 	for i := range cases {
 		assert.Equal(t, liveVector(slow.Results[i].Score), liveVector(fast.Results[i].Score),
-			"%s: verdicts at 1.0 and %g differ", liveMeasuredScale, cases[i].Scenario.ID)
+			"%s: verdicts at 1.0 and %g differ", cases[i].Scenario.ID, liveMeasuredScale)
 	}
 }
 

@@ -260,7 +260,7 @@ func TestMisbehavingAgents(t *testing.T) {
 			assert.False(t, g.Broken, "an agent error is the agent's, not a broken run")
 			if fake != nil {
 				fake.Close()
-				if mb.name == "never answers" {
+				if mb.silent {
 					// Still connected, the silent agent is told why the call ended.
 					assert.Equal(t, []string{"agent_error: no response", "agent_error: no response"}, fake.stops)
 				}
