@@ -91,6 +91,10 @@ type Results struct {
 	summaryAt time.Time
 	dirty     bool
 	pending   []pendingScore
+	// attemptMu guards the attempts file and attempts (AddAttempt), apart
+	// from mu: a rare write need not hold up the calls' own.
+	attemptMu sync.Mutex
+	attempts  int
 }
 
 // SummaryEvery is how often, at most, summary.json is rewritten while
@@ -305,6 +309,40 @@ func (s *syncer) wait(ticket uint64) error {
 		s.cond.Broadcast()
 	}
 	return s.err
+}
+
+// AddAttempt appends, synced, an attempt of a call that is being placed
+// again (Runner.Replace) to the attempts file, where a resume keeps the
+// attempts it replaces: the run's files keep only the attempt that
+// counts, and nothing placed is lost.
+func (r *Results) AddAttempt(h *trace.History) error {
+	b, err := encodeHistories([]*trace.History{h})
+	if err != nil {
+		return err
+	}
+	r.attemptMu.Lock()
+	defer r.attemptMu.Unlock()
+	path := filepath.Join(r.dir, AttemptsFile)
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	err = appendSynced(f, b)
+	if err = errors.Join(err, f.Close()); err == nil && statErr != nil {
+		err = syncDir(r.dir) // the file is new: its name must last too
+	}
+	if err == nil {
+		r.attempts++
+	}
+	return err
+}
+
+// Attempts is how many attempts AddAttempt kept.
+func (r *Results) Attempts() int {
+	r.attemptMu.Lock()
+	defer r.attemptMu.Unlock()
+	return r.attempts
 }
 
 // Finish writes the completion marker: every planned call has a history.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +65,34 @@ type Runner struct {
 	// Warm tunes how an audio transport's caller speech is made ready
 	// before the first dial (PrepareSpeech).
 	Warm Prewarm
+	// Replace is how many more times a call is placed, at once and in
+	// its own slot, when it ended with no verdict because callproof
+	// itself ran late (RanLate): a moment's stall of the machine must not
+	// break a run, and such a call says nothing of the agent. Each
+	// earlier attempt goes to the results' attempts file. 0: none.
+	Replace int
+	// Replaced, when set, is told of each attempt placed again (its
+	// score and its number, from 1), from one goroutine at a time.
+	Replaced func(s scorer.CallScore, attempt int)
+}
+
+// run --place-again: a call callproof itself ran late in (RanLate) is
+// placed again at once, by default once and at most MaxPlaceAgain times.
+// One more placing rides out a moment's stall of a shared machine; a
+// machine too busy for the calls stays too busy, and more placings would
+// only make the run take longer before it says so.
+const (
+	DefaultPlaceAgain = 1
+	MaxPlaceAgain     = 5
+)
+
+// RanLate reports whether a call ended harness_error because callproof
+// itself ran late: its caller fell behind real time, or its timers (or
+// its in-process agent's) ran past the overload bound. Placing such a call
+// again can give it a verdict; a dead backend or a cancelled run cannot.
+func RanLate(s scorer.CallScore) bool {
+	return s.Outcome == trace.OutcomeHarnessError &&
+		(strings.HasPrefix(s.Reason, callsim.ReasonBehind) || strings.HasPrefix(s.Reason, ReasonOverloaded))
 }
 
 // CallResult is one finished call.
@@ -132,6 +161,19 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 			}
 			h := r.call(runCtx, agentURL, p)
 			s := scorer.Score(h)
+			for attempt := 1; attempt <= r.Replace && RanLate(s) && runCtx.Err() == nil; attempt++ {
+				if err := r.keepAttempt(h, s, attempt, &mu); err != nil {
+					mu.Lock()
+					if writeErr == nil {
+						writeErr = err
+						cancel(err)
+					}
+					mu.Unlock()
+					break
+				}
+				h = r.call(runCtx, agentURL, p)
+				s = scorer.Score(h)
+			}
 			out[i] = CallResult{History: h, Score: s}
 			if r.DropHistories {
 				out[i].History = nil
@@ -159,6 +201,22 @@ func (r *Runner) Place(ctx context.Context, agentURL string, ps []Placement) ([]
 		writeErr = r.Results.Finish(cancelled)
 	}
 	return out, writeErr
+}
+
+// keepAttempt files an attempt about to be placed again: in the results'
+// attempts file, and with Replaced (under mu, as Progress).
+func (r *Runner) keepAttempt(h *trace.History, s scorer.CallScore, attempt int, mu *sync.Mutex) error {
+	if r.Results != nil {
+		if err := r.Results.AddAttempt(h); err != nil {
+			return err
+		}
+	}
+	if r.Replaced != nil {
+		mu.Lock()
+		r.Replaced(s, attempt)
+		mu.Unlock()
+	}
+	return nil
 }
 
 // Plan lists the call ids of cases, in order: a run's manifest.

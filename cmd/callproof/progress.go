@@ -108,6 +108,21 @@ func (p *progress) drawLocked(line string) {
 	fmt.Fprint(p.w, line)
 }
 
+// note prints a line of its own above the bar (or just the line, with no
+// terminal), then draws the bar again.
+func (p *progress) note(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.n > 0 {
+		fmt.Fprint(p.w, "\r"+strings.Repeat(" ", p.n)+"\r")
+		p.n = 0
+	}
+	fmt.Fprintln(p.w, line)
+	if p.tty && p.last != "" {
+		p.drawLocked(p.last)
+	}
+}
+
 func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

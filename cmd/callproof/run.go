@@ -21,8 +21,8 @@ const runUsage = `usage: callproof run --agent URL --out DIR [--suite core|exten
                     [--shard I/N]
                     [--transport native|twilio|webrtc|livekit] [--signaling smallwebrtc|whip|pipecat-start] [--trickle] [--twilio-api HOST:PORT]
                     [--livekit-agent-name NAME] [--livekit-api-key KEY] [--livekit-api-secret SECRET]
-                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--no-preflight]
-       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--no-preflight]
+                    [--voice ENGINE/VOICE] [--speech-cache DIR] [--record] [--recognizers N] [--place-again N] [--no-preflight]
+       callproof run --resume DIR [--agent URL] [--concurrency N] [--ramp D] [--recognizers N] [--place-again N] [--no-preflight]
 
 Places one call per scenario against the agent and writes DIR as each call
 completes. --out must be new or empty (--force replaces what is there).
@@ -50,6 +50,10 @@ else the server's automatic dispatch brings it). --record writes each call as a 
 transcript of its own has its speech recognized after each call's script,
 by a pool shared by the whole run: --recognizers N decoders at once
 (default one fewer than the machine's cores, at least 1).
+--place-again N (0..5, default 1) places a call again at once, up to N
+times, when it ended with no verdict because callproof itself ran late
+(its caller fell behind real time, or it was overloaded); the earlier
+attempt is kept in DIR/attempts.jsonl and named on stderr.
 First one connection checks that the agent answers on its dialect (the
 WebSocket upgrade; for WebRTC, the signaling URL answers HTTP) and closes
 again; if not, nothing is placed or written and run exits 5.
@@ -73,6 +77,7 @@ type runPlan struct {
 	audio             audioFlags
 	shard             *harness.Shard // a sharded run's part of the suite
 	ramp              time.Duration  // the first wave's starts spread over this
+	placeAgain        int            // a call callproof ran late in is placed again up to this many times
 	noPreflight       bool           // place without checking the agent answers
 }
 
@@ -112,6 +117,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	shard := c.String("shard", "", "I/N: place only shard I (0-based) of N of the suite's calls (merge the N results directories after)")
 	scale := c.Float64("scale", 1.0, "time scale offered to the agent (0.1 = ten times faster; at least 0.01)")
 	noPreflight := c.Bool("no-preflight", false, noPreflightUsage)
+	placeAgain := c.Int("place-again", harness.DefaultPlaceAgain, fmt.Sprintf("place a call callproof itself ran late in again, up to this many times (0..%d)", harness.MaxPlaceAgain))
 	var af audioFlags
 	c.StringVar(&af.transport, "transport", "native", "wire dialect: native (JSON text), twilio (Twilio Media Streams audio), webrtc (audio), livekit (audio, in a LiveKit room) or pipecat-eval (Pipecat's eval wire, text)")
 	c.StringVar(&af.signaling, "signaling", "", "webrtc: smallwebrtc (Pipecat, the default) or whip")
@@ -140,6 +146,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "callproof run: --ramp %s: want 0 to 1m\n", *ramp)
 		return exitUsage
 	}
+	if *placeAgain < 0 || *placeAgain > harness.MaxPlaceAgain {
+		fmt.Fprintf(stderr, "callproof run: --place-again %d: want 0 to %d\n", *placeAgain, harness.MaxPlaceAgain)
+		return exitUsage
+	}
 	var p *runPlan
 	var err error
 	if *resume != "" {
@@ -166,6 +176,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	p.audio = af
 	p.history = *history
 	p.ramp = *ramp
+	p.placeAgain = *placeAgain
 	if p.resume && p.audioFromMeta() != nil {
 		fmt.Fprintf(stderr, "callproof run: --resume: %v\n", p.audioFromMeta())
 		return exitUsage
@@ -383,10 +394,17 @@ func placeCalls(p *runPlan, conc int, stdout, stderr io.Writer) int {
 	bar := newProgress(stderr)
 	defer bar.recognition(hear)()
 	r.Progress = bar.update
+	r.Replace = p.placeAgain
+	r.Replaced = func(s scorer.CallScore, attempt int) {
+		bar.note(fmt.Sprintf("callproof run: %s placed again (attempt %d kept in %s): %s", s.Call, attempt, harness.AttemptsFile, s.Reason))
+	}
 	r.Warm.Progress = speechProgress(stderr, "run")
 	r.DropHistories = true // read back from disk below
 	_, err = r.Place(ctx, p.agent, calls)
 	bar.done()
+	if n := res.Attempts(); n > 0 {
+		fmt.Fprintf(stderr, "callproof run: attempts callproof ran late in, placed again: %d (kept in %s)\n", n, filepath.Join(p.out, harness.AttemptsFile))
+	}
 	if cerr := res.Close(); err == nil {
 		err = cerr
 	}
