@@ -2,7 +2,6 @@ package callprooftest
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,17 +93,18 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	if err != nil {
 		t.Fatalf("callprooftest: %v", err)
 	}
-	// A call the harness could not keep on time (a busy CI machine) says
-	// nothing about the agent: place those once more, one at a time.
+	// A call the harness could not keep on time (a busy CI machine: its
+	// timers overloaded, or an audio caller behind real time) says nothing
+	// about the agent: place those once more, one at a time.
 	var again []harness.Placement
 	var at []int
 	for i, c := range res {
-		if overloaded(c.Score) {
+		if harness.RanLate(c.Score) {
 			again, at = append(again, ps[i]), append(at, i)
 		}
 	}
 	if len(again) > 0 {
-		t.Logf("callprooftest: %d calls overloaded (this machine was too busy to keep their timing); placing them again, one at a time", len(again))
+		t.Logf("callprooftest: %d calls ran late (this machine was too busy to keep their timing); placing them again, one at a time", len(again))
 		r.Concurrency = 1
 		res2, err := r.Place(ctx, agentURL, again)
 		if err != nil {
@@ -122,7 +122,7 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 	for i, c := range res {
 		scores[i] = c.Score
 		t.Run(c.Score.Call, func(t *testing.T) {
-			if overloaded(c.Score) {
+			if harness.RanLate(c.Score) {
 				t.Errorf("the harness, not the agent: this machine was too busy to keep the call's timing, twice\n%s", Explain(c.History, c.Score))
 				return
 			}
@@ -132,12 +132,6 @@ func Run(t *testing.T, agentURL, suite string, o Options) []scorer.CallScore {
 		})
 	}
 	return scores
-}
-
-// overloaded says whether a call ended as the harness's overload, not the
-// agent's doing.
-func overloaded(s scorer.CallScore) bool {
-	return s.Outcome == trace.OutcomeHarnessError && strings.HasPrefix(s.Reason, harness.ReasonOverloaded+":")
 }
 
 func or(v, d float64) float64 {
