@@ -97,7 +97,17 @@ type run struct {
 	// woke is the call time waitUntil last returned at.
 	late trace.HarnessLateness
 	woke time.Duration
+	// writes are the call times of the writes to the agent since the last
+	// measured wait (waitLate): the time an agent took to accept a write
+	// is its own, not the harness's lateness.
+	writes []span
 }
+
+// span is a stretch of call time.
+type span struct{ begin, end time.Duration }
+
+// maxWrites bounds the writes remembered between two measured waits.
+const maxWrites = 16
 
 // Run plays c.Script against the agent at c.AgentURL and returns when the
 // call has ended. Every wait is bounded: the connection's Close and its
@@ -421,7 +431,13 @@ func (r *run) frame(m native.Message) native.Message {
 func (r *run) send(m native.Message) error {
 	f := r.frame(m)
 	r.wireAt(&r.wire.Sent)
-	return r.conn.Send(r.ctx, f)
+	began := r.rec.Since()
+	err := r.conn.Send(r.ctx, f)
+	if len(r.writes) == maxWrites {
+		r.writes = append(r.writes[:0], r.writes[1:]...)
+	}
+	r.writes = append(r.writes, span{began, r.rec.Since()})
+	return err
 }
 
 // wireAt notes now as the next of a wire's times (trace.WireTimes).
@@ -582,11 +598,19 @@ func (r *run) sleep(d time.Duration) error {
 }
 
 // waitLate waits until call time t, like waitUntil, and adds how late the
-// wait ended to st: from t, or from when the wait began if t had already
-// passed by then (a wait that starts late was held up by something else,
-// such as a slow write, not by the timer).
+// wait ended to st. A wait that begins after t was held up, by the
+// harness's own work or a stall of its process, which counts, or by
+// writes the agent was slow to accept, which do not: the time spent
+// writing after t is taken off. A stall that falls inside a write is
+// the only one this cannot see.
 func (r *run) waitLate(st *trace.LatenessStat, t time.Duration) error {
-	from := max(t, r.rec.Since())
+	from := t
+	for _, w := range r.writes {
+		if w.end > t {
+			from += w.end - max(w.begin, t)
+		}
+	}
+	r.writes = r.writes[:0]
 	if _, err := r.waitUntil(t, nil); err != nil {
 		return err
 	}

@@ -102,8 +102,11 @@ func TestPipecatBotEvents(t *testing.T) {
 	pc.speak(ctx, tone(440, 600*time.Millisecond, -20))
 	send(rtviEvent("bot-output", `{"text":"Goodbye.","will_be_spoken":true,"spoken_status":"completed","output_type":"sentence"}`))
 	send(`{"type":"signalling","message":{"type":"peerLeft"}}`)
-	time.Sleep(100 * time.Millisecond) // the message leaves before the close
-	_ = pc.pc.Close()                  // as Pipecat does right after it
+	// The close comes once the caller has taken peerLeft, as it does from
+	// Pipecat when the network keeps order: this checks the close after
+	// it (one that overtakes it is closedByAgent's case).
+	require.Eventually(t, c.left.Load, 5*time.Second, 5*time.Millisecond, "peerLeft never taken")
+	_ = pc.pc.Close() // as Pipecat does right after it
 	got = recvUntil(t, c, 5*time.Second, func(m native.Message) bool { return m.Event == native.EventHangup })
 	assert.Equal(t, ReasonPeerLeft, got[len(got)-1].Hangup.Reason, "the close that follows peerLeft is no connection lost")
 	var words string

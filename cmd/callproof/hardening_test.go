@@ -17,6 +17,7 @@ import (
 
 	"github.com/callproof/callproof/agents"
 	"github.com/callproof/callproof/harness"
+	"github.com/callproof/callproof/protocol/native"
 	"github.com/callproof/callproof/trace"
 )
 
@@ -205,10 +206,12 @@ func callproofBinary(t *testing.T) string {
 }
 
 // startRun starts `callproof run` as a subprocess against a slow (real
-// time) agent and returns once the first call is under way.
+// time) agent and returns once the first call is under way: its caller
+// has begun to speak, at scale 1, seconds before any call can end.
 func startRun(t *testing.T, dir string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer) {
 	t.Helper()
-	url := fxAgent(t, "careful")
+	underway := make(chan struct{})
+	url := fxRelay(t, fxAgent(t, "careful"), native.EventSpeech, func() { close(underway) })
 	cmd := exec.Command(callproofBinary(t), "run", "--agent", url, "--out", dir,
 		"--only", "corr-01,corr-02,int-05,tf-06", "--concurrency", "2", "--scale", "1")
 	var stdout bytes.Buffer
@@ -221,17 +224,11 @@ func startRun(t *testing.T, dir string) (*exec.Cmd, *bufio.Reader, *bytes.Buffer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, harness.MetaFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never started")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-underway:
+	case <-time.After(time.Minute):
+		t.Fatal("no call got under way in a minute")
 	}
-	time.Sleep(time.Second) // calls under way, none finished (each takes seconds)
 	return cmd, bufio.NewReader(pipe), &stdout
 }
 
@@ -247,9 +244,11 @@ func exitCode(t *testing.T, err error) int {
 	return 0
 }
 
-// Ctrl-C stops a run within seconds: every unfinished call is recorded as
-// a harness error "run cancelled", the run says it was cut short (exit 4),
-// and the gate will not pass it.
+// Ctrl-C stops a run without waiting for its calls: every unfinished call
+// is recorded as a harness error "run cancelled" (at scale 1 each call
+// lasts well beyond its first words, so a run that waited for them would
+// have none), the run says it was cut short (exit 4), and the gate will
+// not pass it.
 func TestInterruptStopsARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("places real-time calls in a subprocess")
@@ -262,10 +261,7 @@ func TestInterruptStopsARun(t *testing.T) {
 	}
 	errOut, _ := io.ReadAll(stderr)
 	code := exitCode(t, cmd.Wait())
-	took := time.Since(start)
-	if took > 8*time.Second {
-		t.Errorf("the run took %v to stop after SIGINT", took)
-	}
+	t.Logf("stopped %v after SIGINT", time.Since(start).Round(time.Millisecond))
 	if code != exitIncomplete {
 		t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitIncomplete, stdout, errOut)
 	}
