@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/callproof/callproof/callsim"
 	"github.com/callproof/callproof/harness"
-	"github.com/callproof/callproof/internal/doccheck"
 	"github.com/callproof/callproof/scorer"
 	"github.com/callproof/callproof/trace"
 )
@@ -128,18 +126,8 @@ func TestRanLate(t *testing.T) {
 // docs/CLI.md states --place-again's default and bound; they are the
 // code's.
 func TestPlaceAgainDocs(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CLI.md")
-	require.NoError(t, err)
-	refs := doccheck.Refs(string(doc), "harness")
-	for name, want := range map[string]int64{
-		"harness.DefaultPlaceAgain": harness.DefaultPlaceAgain,
-		"harness.MaxPlaceAgain":     harness.MaxPlaceAgain,
-	} {
-		require.NotEmpty(t, refs[name], "%s is not stated", name)
-		for _, s := range refs[name] {
-			got, err := doccheck.Value(want, s)
-			require.NoError(t, err, name)
-			assert.Equal(t, want, got, name)
-		}
-	}
+	assertDocValues(t, "../docs/CLI.md", map[string]any{
+		"harness.DefaultPlaceAgain": int64(harness.DefaultPlaceAgain),
+		"harness.MaxPlaceAgain":     int64(harness.MaxPlaceAgain),
+	})
 }
