@@ -594,20 +594,24 @@ func (r *run) waitUntil(t time.Duration, done func() bool) (bool, error) {
 }
 
 func (r *run) sleep(d time.Duration) error {
-	return r.waitLate(&r.late.Speech, r.rec.Since()+d)
+	now := r.rec.Since()
+	return r.waitLate(&r.late.Speech, now+d, now)
 }
 
 // waitLate waits until call time t, like waitUntil, and adds how late the
-// wait ended to st. A wait that begins after t was held up, by the
-// harness's own work or a stall of its process, which counts, or by
-// writes the agent was slow to accept, which do not: the time spent
-// writing after t is taken off. A stall that falls inside a write is
-// the only one this cannot see.
-func (r *run) waitLate(st *trace.LatenessStat, t time.Duration) error {
-	from := t
+// wait ended to st, counting from t or floor, whichever is later: floor is
+// when the wait became the harness's to keep (a trigger's, when its step
+// began: a time another step used up is the script's). A wait that begins
+// after that was held up, by the harness's own work or a stall of its
+// process, which counts, or by writes the agent was slow to accept, which
+// do not: the time spent writing after it is taken off. A stall that falls
+// inside a write is the one this cannot see.
+func (r *run) waitLate(st *trace.LatenessStat, t, floor time.Duration) error {
+	from := max(t, floor)
+	base := from
 	for _, w := range r.writes {
-		if w.end > t {
-			from += w.end - max(w.begin, t)
+		if w.end > base {
+			from += w.end - max(w.begin, base)
 		}
 	}
 	r.writes = r.writes[:0]

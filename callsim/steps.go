@@ -97,7 +97,7 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 	}
 	delay := r.scaled(on.Delay)
 	if on.Event == "" {
-		return nil, r.waitLate(&r.late.Triggers, at+delay)
+		return nil, r.waitLate(&r.late.Triggers, at+delay, r.rec.Since())
 	}
 
 	timeout := r.timeout
@@ -178,7 +178,7 @@ func (r *run) trigger(st trace.Step) (*ending, error) {
 			note.On += fmt.Sprintf(" (partial %d)", on.Partials)
 		}
 	case delay > 0:
-		err = r.waitLate(&r.late.Triggers, from+delay)
+		err = r.waitLate(&r.late.Triggers, from+delay, entry)
 	default:
 		_, err = r.waitUntil(from, nil)
 	}
@@ -286,7 +286,7 @@ func (r *run) say(st trace.Step, next *trace.Step) error {
 	words := strings.Fields(st.Text)
 	n := len(words)
 	for k := 1; k < n; k++ {
-		if err := r.waitLate(&r.late.Speech, u.begin+u.dur*time.Duration(k)/time.Duration(n)); err != nil {
+		if err := r.waitLate(&r.late.Speech, u.begin+u.dur*time.Duration(k)/time.Duration(n), 0); err != nil {
 			return err
 		}
 		text := wordsPrefix(st.Text, words, k)
@@ -295,7 +295,7 @@ func (r *run) say(st trace.Step, next *trace.Step) error {
 			return err
 		}
 	}
-	if err := r.waitLate(&r.late.Speech, u.begin+u.dur); err != nil {
+	if err := r.waitLate(&r.late.Speech, u.begin+u.dur, 0); err != nil {
 		return err
 	}
 	if next != nil && sameTurn(st, *next) {
