@@ -19,17 +19,14 @@ demo:
 # LiveKit server for the LiveKit tests, built with go install into
 # bin/livekit/ (scripts/install-livekit.sh) and the hash-pinned Python
 # test packages in .venv (scripts/install-python.sh).
+# scripts/deps.sh builds the LiveKit server beside the other installs.
 deps:
-	./scripts/install-speech.sh
-	./scripts/install-node-agents.sh
-	./scripts/install-browser.sh
-	./scripts/install-janus.sh
-	GO=$(GO) ./scripts/install-livekit.sh
-	./scripts/install-python.sh
+	GO=$(GO) ./scripts/deps.sh
 
-# go vet, every Go test with -race (packages one at a time) but the long
-# interop halves `make interop` runs, the calibration gate and pytest;
-# ends with the time each package took (scripts/test.sh).
+# Every Go test with -race (packages one at a time) but the long interop
+# halves `make interop` runs; beside them, on one core, go vet, the
+# calibration gate and pytest; ends with the time each package took
+# (scripts/test.sh).
 test: deps
 	GO=$(GO) ./scripts/test.sh full
 
