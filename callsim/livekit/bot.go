@@ -19,8 +19,8 @@ import (
 // --transport livekit` and the tests (a Worker's Run): it joins the room,
 // publishes a PCMU track, and for every ReplyEvery of the caller's audio
 // it receives plays Reply, with Words, when set, as that reply's
-// lk.transcription. It leaves when the caller does, or LeaveAfter after
-// joining: an agent's hang-up.
+// lk.transcription. It leaves when the caller does, or once it has played
+// LeaveAfterReplies replies: an agent's hang-up.
 type Bot struct {
 	// ReplyEvery is how much caller audio earns one reply (default 2s:
 	// the bot speaks half the time, as the Twilio load bot does).
@@ -29,17 +29,23 @@ type Bot struct {
 	// tone at -20 dBFS).
 	Reply audio.PCM
 	Words string
-	// LeaveAfter, when positive, ends the bot's part that long after it
-	// joined, whatever the caller is doing.
-	LeaveAfter time.Duration
+	// LeaveAfterReplies, when positive, ends the bot's part a second
+	// (botLeaveAfterWords) after it has played that many replies and sent
+	// their words, whatever the caller is doing: a hang-up after its last
+	// words, however late the room brought it the caller's audio.
+	LeaveAfterReplies int
 
 	calls, frames, left, failed atomic.Int64
 	mu                          sync.Mutex
 	firstErr                    string
 }
 
+// botLeaveAfterWords is the bot's pause between its last words and its
+// leaving (LeaveAfterReplies).
+const botLeaveAfterWords = time.Second
+
 // BotStats counts the rooms a bot joined, the caller frames it received,
-// the rooms it left on its own (LeaveAfter) and the jobs it could not
+// the rooms it left on its own (LeaveAfterReplies) and the jobs it could not
 // play (it never joined or never published), with the first reason.
 type BotStats struct {
 	Calls, Frames, Left, Failed int64
@@ -63,7 +69,7 @@ func (b *Bot) fail(room string, err error) {
 }
 
 // Run joins j's room and plays the agent until the caller leaves, ctx
-// ends, or LeaveAfter.
+// ends, or LeaveAfterReplies.
 func (b *Bot) Run(ctx context.Context, j Job) {
 	every := b.ReplyEvery
 	if every <= 0 {
@@ -120,12 +126,6 @@ func (b *Bot) Run(ctx context.Context, j Job) {
 		b.fail(j.Room, err)
 		return
 	}
-	var leave <-chan time.Time
-	if b.LeaveAfter > 0 {
-		t := time.NewTimer(b.LeaveAfter)
-		defer t.Stop()
-		leave = t.C
-	}
 	tick := time.NewTicker(audio.FrameDuration)
 	defer tick.Stop()
 	var replies int64 // replies earned so far
@@ -133,9 +133,6 @@ func (b *Bot) Run(ctx context.Context, j Job) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-leave:
-			b.left.Add(1)
 			return
 		case <-tick.C:
 		}
@@ -149,6 +146,17 @@ func (b *Bot) Run(ctx context.Context, j Job) {
 			if next == len(frames) && b.Words != "" {
 				// The words of the audio just sent, as agents send them.
 				room.LocalParticipant.SendText(b.Words, lksdk.StreamTextOptions{Topic: TopicTranscription})
+			}
+			if next == len(frames) && b.LeaveAfterReplies > 0 && replies >= int64(b.LeaveAfterReplies) {
+				// The words ride the data channel and the leaving the
+				// signaling: a second between them lets the words land
+				// first, as an agent's pause before it hangs up does.
+				select {
+				case <-ctx.Done():
+				case <-time.After(botLeaveAfterWords):
+					b.left.Add(1)
+				}
+				return
 			}
 		}
 	}

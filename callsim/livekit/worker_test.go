@@ -23,7 +23,7 @@ func TestWorkerDispatchedByNameLeavesMidCall(t *testing.T) {
 	s := lkserver.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	bot := &Bot{ReplyEvery: time.Second, Words: "one moment please", LeaveAfter: 3 * time.Second}
+	bot := &Bot{ReplyEvery: time.Second, Words: "one moment please", LeaveAfterReplies: 1}
 	w := &Worker{URL: s.URL, APIKey: lkserver.APIKey, APISecret: lkserver.APISecret, AgentName: "callproof-test", Run: bot.Run}
 	require.NoError(t, w.Start(ctx))
 	defer w.Close()
@@ -34,7 +34,6 @@ func TestWorkerDispatchedByNameLeavesMidCall(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	require.NoError(t, conn.Send(ctx, start("w1")))
-	started := time.Now()
 	var words []string
 	var hangup *native.Hangup
 	for hangup == nil {
@@ -46,7 +45,6 @@ func TestWorkerDispatchedByNameLeavesMidCall(t *testing.T) {
 		hangup = f.Message.Hangup
 	}
 	assert.Equal(t, ReasonAgentLeft, hangup.Reason)
-	assert.Less(t, time.Since(started), 10*time.Second, "the hang-up came when the agent left, not at a timeout")
 	assert.Contains(t, words, "one moment please")
 	st := bot.Stats()
 	assert.Equal(t, BotStats{Calls: 1, Frames: st.Frames, Left: 1}, st, "joined once, left once, nothing failed")

@@ -69,11 +69,13 @@ func TestRunLiveKitAgentLeavesMidCall(t *testing.T) {
 	if !lkserver.InNamespace(t) {
 		return
 	}
-	bot := &livekit.Bot{ReplyEvery: time.Second, Words: "Hello, how can I help?", LeaveAfter: 4 * time.Second}
+	bot := &livekit.Bot{ReplyEvery: time.Second, Words: "Hello, how can I help?", LeaveAfterReplies: 1}
 	url := liveKitBot(t, bot)
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, errOut := fxCLI(t, "run", "--transport", "livekit", "--agent", url, "--livekit-agent-name", "callproof-test",
-		"--only", "corr-01", "--out", out, "--speech-cache", t.TempDir())
+		"--only", "corr-01", "--out", out, "--speech-cache", t.TempDir(),
+		// Placed once: the bot's counts below are of one call.
+		"--place-again", "0")
 	hs, err := harness.ReadRun(filepath.Join(out, harness.RunFile))
 	require.NoError(t, err, "%s\n%s", stdout, errOut)
 	require.Len(t, hs, 1)
